@@ -1,0 +1,1 @@
+# config: rules for this directory (included by the top-level Makefile.am)

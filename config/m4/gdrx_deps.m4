@@ -1,0 +1,172 @@
+dnl gdrx_deps.m4 - prerequisites of each part.
+
+dnl CUDA: only cuda.h is needed at build time; libcuda is dlopen'ed.
+AC_DEFUN([GDRX_CHECK_CUDA], [
+    AC_ARG_WITH([cuda],
+        [AS_HELP_STRING([--with-cuda=DIR], [CUDA toolkit holding include/cuda.h @<:@/usr/local/cuda@:>@])],
+        [], [with_cuda=/usr/local/cuda])
+    CUDA_CPPFLAGS="-I$with_cuda/include"
+    gdrx_save_CPPFLAGS="$CPPFLAGS"
+    CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
+    AC_CHECK_HEADER([cuda.h], [gdrx_have_cuda=yes], [gdrx_have_cuda=no])
+    CPPFLAGS="$gdrx_save_CPPFLAGS"
+    AS_IF([test "x$gdrx_have_cuda" != xyes],
+          [AC_MSG_ERROR([cuda.h not found under $with_cuda/include; pass --with-cuda=DIR (only the header is needed)])])
+    AC_SUBST([CUDA_CPPFLAGS])
+    GDRX_PART([libgdrx], [yes])
+    AC_CHECK_LIB([dl], [dlopen], [DL_LIBS=-ldl], [DL_LIBS=])
+    AC_SUBST([DL_LIBS])
+])
+
+AC_DEFUN([GDRX_CHECK_CUNIT], [
+    AC_CHECK_HEADER([CUnit/CUnit.h],
+        [AC_CHECK_LIB([cunit], [CU_initialize_registry], [gdrx_have_cunit=yes], [gdrx_have_cunit=no])],
+        [gdrx_have_cunit=no])
+    AM_CONDITIONAL([HAVE_CUNIT], [test "x$gdrx_have_cunit" = xyes])
+    GDRX_PART([tests (CUnit)], [$gdrx_have_cunit], [CUnit not found], [apt-get install libcunit1-dev (config/deps.sh)])
+])
+
+dnl UCX: installed headers/libs plus the source tree of the same version for
+dnl uninstalled internal headers (uct/base/uct_iface.h, ...).
+AC_DEFUN([GDRX_CHECK_UCX], [
+    AC_ARG_WITH([ucx],
+        [AS_HELP_STRING([--with-ucx=PREFIX], [installed UCX @<:@/usr@:>@])],
+        [], [with_ucx=/usr])
+    AC_ARG_WITH([ucx-src],
+        [AS_HELP_STRING([--with-ucx-src=DIR], [UCX source tree of the installed version
+                         @<:@first of /usr/src/ucx-*, /opt/ucx-src@:>@])],
+        [], [with_ucx_src=auto])
+    gdrx_ucx_why=""
+    UCX_CPPFLAGS="-I$with_ucx/include"
+    UCX_LDFLAGS="-L$with_ucx/lib -L$with_ucx/lib/x86_64-linux-gnu"
+    gdrx_save_CPPFLAGS="$CPPFLAGS"
+    CPPFLAGS="$CPPFLAGS $UCX_CPPFLAGS"
+    AC_CHECK_HEADER([uct/api/uct.h], [gdrx_have_ucx=yes],
+                    [gdrx_have_ucx=no; gdrx_ucx_why="uct/api/uct.h not found under $with_ucx/include"])
+    CPPFLAGS="$gdrx_save_CPPFLAGS"
+    UCX_VERSION=""
+    AS_IF([test "x$gdrx_have_ucx" = xyes], [
+        AC_MSG_CHECKING([UCX version])
+        UCX_VERSION=`$SED -n 's/^#define UCP_API_VERSION_STRING *"\(.*\)"/\1/p; s/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $with_ucx/include/ucp/api/ucp_version.h $with_ucx/include/uct/api/version.h 2>/dev/null | head -n1`
+        AS_IF([test -z "$UCX_VERSION"],
+              [UCX_VERSION=`$SED -n 's/^#define UCP_API_MAJOR *\(@<:@0-9@:>@*\).*/\1/p' $with_ucx/include/ucp/api/ucp_version.h 2>/dev/null`.`$SED -n 's/^#define UCP_API_MINOR *\(@<:@0-9@:>@*\).*/\1/p' $with_ucx/include/ucp/api/ucp_version.h 2>/dev/null`])
+        AC_MSG_RESULT([$UCX_VERSION])
+        AS_IF([test "x$with_ucx_src" = xauto], [
+            with_ucx_src=""
+            for d in /usr/src/ucx-$UCX_VERSION* /usr/src/ucx-* /opt/ucx-src; do
+                AS_IF([test -f "$d/src/uct/base/uct_iface.h"], [with_ucx_src="$d"; break])
+            done
+        ])
+        AS_IF([test -z "$with_ucx_src" || test ! -f "$with_ucx_src/src/uct/base/uct_iface.h"], [
+            gdrx_have_ucx=no
+            gdrx_ucx_why="UCX source tree (src/uct/base/uct_iface.h) not found"
+        ])
+    ])
+    UCX_SRC="$with_ucx_src"
+    AC_SUBST([UCX_CPPFLAGS])
+    AC_SUBST([UCX_LDFLAGS])
+    AC_SUBST([UCX_SRC])
+    AC_SUBST([UCX_VERSION])
+    AM_CONDITIONAL([HAVE_UCX], [test "x$gdrx_have_ucx" = xyes])
+    GDRX_PART([UCX $UCX_VERSION detection], [$gdrx_have_ucx], [$gdrx_ucx_why],
+              [--with-ucx=PREFIX --with-ucx-src=DIR (config/deps.sh fetches the source)])
+])
+
+dnl Kernel headers for gdrdrv.ko.  The default is the newest Debian
+dnl linux-headers-*-amd64 tree (not uname -r: CI runs a different kernel
+dnl than the one the qemu tests boot).
+AC_DEFUN([GDRX_CHECK_KERNEL], [
+    AC_ARG_WITH([kernel-headers],
+        [AS_HELP_STRING([--with-kernel-headers=DIR], [kernel build tree for gdrdrv.ko
+                         @<:@newest /usr/src/linux-headers-*-amd64, else /lib/modules/`uname -r`/build@:>@])],
+        [], [with_kernel_headers=auto])
+    AS_IF([test "x$with_kernel_headers" = xauto], [
+        with_kernel_headers=""
+        for d in `ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r`; do
+            AS_IF([test -f "$d/Makefile"], [with_kernel_headers="$d"; break])
+        done
+        AS_IF([test -z "$with_kernel_headers" && test -f "/lib/modules/`uname -r`/build/Makefile"],
+              [with_kernel_headers="/lib/modules/`uname -r`/build"])
+    ])
+    KERNEL_HEADERS="$with_kernel_headers"
+    KERNEL_VERSION=""
+    AS_IF([test -n "$KERNEL_HEADERS" && test -f "$KERNEL_HEADERS/include/config/kernel.release"],
+          [KERNEL_VERSION=`cat $KERNEL_HEADERS/include/config/kernel.release`])
+    AS_IF([test -n "$KERNEL_VERSION"], [gdrx_have_kernel=yes], [gdrx_have_kernel=no])
+    AC_SUBST([KERNEL_HEADERS])
+    AC_SUBST([KERNEL_VERSION])
+    AM_CONDITIONAL([HAVE_KERNEL_HEADERS], [test "x$gdrx_have_kernel" = xyes])
+    GDRX_PART([gdrdrv.ko (mock P2P)], [$gdrx_have_kernel], [no configured kernel build tree],
+              [--with-kernel-headers=DIR (apt-get install linux-headers-amd64)])
+])
+
+dnl nv-p2p.h from the NVIDIA driver source (for a real, non-mock gdrdrv build).
+AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
+    AC_ARG_WITH([nvidia-src],
+        [AS_HELP_STRING([--with-nvidia-src=DIR], [NVIDIA kernel driver source holding nv-p2p.h
+                         @<:@first of /usr/src/nvidia-*, /opt/nvidia-kernel-src@:>@])],
+        [], [with_nvidia_src=auto])
+    AS_IF([test "x$with_nvidia_src" = xauto], [
+        with_nvidia_src=""
+        for d in /opt/nvidia-kernel-src /usr/src/nvidia-*; do
+            f=`find "$d" -name nv-p2p.h 2>/dev/null | head -n1`
+            AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`; break])
+        done
+    ], [
+        f=`find "$with_nvidia_src" -name nv-p2p.h 2>/dev/null | head -n1`
+        AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`], [with_nvidia_src=""])
+    ])
+    NVIDIA_SRC="$with_nvidia_src"
+    AC_SUBST([NVIDIA_SRC])
+    AS_IF([test -n "$NVIDIA_SRC" && test "x$gdrx_have_kernel" = xyes],
+          [gdrx_have_nvsrc=yes], [gdrx_have_nvsrc=no])
+    AM_CONDITIONAL([HAVE_NVIDIA_SRC], [test "x$gdrx_have_nvsrc" = xyes])
+    GDRX_PART([gdrdrv.ko (nv-p2p.h)], [$gdrx_have_nvsrc], [nv-p2p.h or kernel headers not found],
+              [--with-nvidia-src=DIR (config/deps.sh unpacks Debian's NVIDIA kernel source)])
+])
+
+dnl qemu, busybox and a bootable kernel image matching KERNEL_VERSION.
+AC_DEFUN([GDRX_CHECK_QEMU], [
+    AC_PATH_PROG([QEMU], [qemu-system-x86_64], [])
+    AC_PATH_PROG([BUSYBOX], [busybox], [], [$PATH:/bin:/usr/bin])
+    AC_ARG_WITH([kernel-image],
+        [AS_HELP_STRING([--with-kernel-image=FILE], [bootable kernel matching the headers, for make check-kmod
+                         @<:@/boot/vmlinuz-KVER, then /opt/gdrx-kernel/vmlinuz-KVER@:>@])],
+        [], [with_kernel_image=auto])
+    AS_IF([test "x$with_kernel_image" = xauto], [
+        with_kernel_image=""
+        for f in /boot/vmlinuz-$KERNEL_VERSION /opt/gdrx-kernel/boot/vmlinuz-$KERNEL_VERSION; do
+            AS_IF([test -n "$KERNEL_VERSION" && test -r "$f"], [with_kernel_image="$f"; break])
+        done
+    ])
+    KERNEL_IMAGE="$with_kernel_image"
+    AC_SUBST([KERNEL_IMAGE])
+    gdrx_kmod_why=""
+    AS_IF([test "x$gdrx_have_kernel" != xyes], [gdrx_kmod_why="no kernel build tree"],
+          [test -z "$QEMU"], [gdrx_kmod_why="qemu-system-x86_64 not found"],
+          [test -z "$BUSYBOX"], [gdrx_kmod_why="busybox not found"],
+          [test -z "$KERNEL_IMAGE"], [gdrx_kmod_why="no vmlinuz for $KERNEL_VERSION"])
+    AS_IF([test -z "$gdrx_kmod_why"], [gdrx_have_kmodtest=yes], [gdrx_have_kmodtest=no])
+    AM_CONDITIONAL([HAVE_KMOD_TESTS], [test "x$gdrx_have_kmodtest" = xyes])
+    GDRX_PART([kernel tests (qemu)], [$gdrx_have_kmodtest], [$gdrx_kmod_why],
+              [config/deps.sh installs qemu, busybox-static and the kernel image])
+])
+
+AC_DEFUN([GDRX_INSTALL_DIRS], [
+    AC_ARG_WITH([udevrulesdir],
+        [AS_HELP_STRING([--with-udevrulesdir=DIR], [udev rules @<:@PREFIX/lib/udev/rules.d@:>@])],
+        [udevrulesdir="$withval"], [udevrulesdir='${prefix}/lib/udev/rules.d'])
+    AC_ARG_WITH([dkmsdir],
+        [AS_HELP_STRING([--with-dkmsdir=DIR], [DKMS source root @<:@PREFIX/src@:>@])],
+        [dkmsdir="$withval"], [dkmsdir='${prefix}/src'])
+    AC_ARG_WITH([ucx-moduledir],
+        [AS_HELP_STRING([--with-ucx-moduledir=DIR], [UCX module directory @<:@LIBDIR/ucx@:>@])],
+        [ucxmoduledir="$withval"], [ucxmoduledir='${libdir}/ucx'])
+    AC_ARG_WITH([ucx-confdir],
+        [AS_HELP_STRING([--with-ucx-confdir=DIR], [where ucx.conf samples go @<:@SYSCONFDIR/ucx@:>@])],
+        [ucxconfdir="$withval"], [ucxconfdir='${sysconfdir}/ucx'])
+    AC_SUBST([udevrulesdir])
+    AC_SUBST([dkmsdir])
+    AC_SUBST([ucxmoduledir])
+    AC_SUBST([ucxconfdir])
+])

@@ -1,0 +1,42 @@
+dnl gdrx_flags.m4 - warnings, debug and sanitizer flags.
+
+AC_DEFUN([GDRX_ARG_DEBUG_AND_SANITIZERS], [
+    AC_ARG_ENABLE([debug],
+        [AS_HELP_STRING([--enable-debug], [build with -O0 -g3 and debug logging])],
+        [], [enable_debug=no])
+    AC_ARG_ENABLE([sanitizers],
+        [AS_HELP_STRING([--enable-sanitizers@<:@=LIST@:>@],
+            [build with sanitizers: "address,undefined" (the default for
+             plain --enable-sanitizers) or "thread"])],
+        [], [enable_sanitizers=no])
+    AS_CASE([$enable_sanitizers],
+        [yes], [gdrx_sanitize="address,undefined"],
+        [no], [gdrx_sanitize=""],
+        [gdrx_sanitize="$enable_sanitizers"])
+    GDRX_SANITIZE="$gdrx_sanitize"
+    AC_SUBST([GDRX_SANITIZE])
+    AM_CONDITIONAL([GDRX_SANITIZED], [test -n "$gdrx_sanitize"])
+    AM_CONDITIONAL([GDRX_TSAN], [test "x$gdrx_sanitize" = xthread])
+])
+
+AC_DEFUN([GDRX_CHECK_CFLAGS], [
+    GDRX_CFLAGS="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers"
+    GDRX_LDFLAGS=""
+    AS_IF([test "x$enable_debug" = xyes],
+          [GDRX_CFLAGS="$GDRX_CFLAGS -O0 -g3 -DGDRX_DEBUG=1"])
+    AS_IF([test -n "$gdrx_sanitize"], [
+        GDRX_CFLAGS="$GDRX_CFLAGS -fsanitize=$gdrx_sanitize -fno-omit-frame-pointer -fno-sanitize-recover=all -g"
+        GDRX_LDFLAGS="$GDRX_LDFLAGS -fsanitize=$gdrx_sanitize"
+        AS_CASE([$gdrx_sanitize],
+            [*address*], [gdrx_san_rt=libasan.so],
+            [*thread*], [gdrx_san_rt=libtsan.so],
+            [gdrx_san_rt=""])
+        dnl The runtime to LD_PRELOAD when a sanitized library is loaded into
+        dnl an unsanitized program (e.g. an LD_PRELOAD interposer).
+        AS_IF([test -n "$gdrx_san_rt"],
+              [GDRX_SANITIZER_RUNTIME=`$CC -print-file-name=$gdrx_san_rt`])
+    ])
+    AC_SUBST([GDRX_SANITIZER_RUNTIME])
+    AC_SUBST([GDRX_CFLAGS])
+    AC_SUBST([GDRX_LDFLAGS])
+])

@@ -1,0 +1,179 @@
+/*
+ * gdrx.h - public API of libgdrx: pin CUDA device memory, map it into the
+ * CPU through the GPU's BAR1 and copy to/from that mapping with CPU
+ * instructions.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Conventions
+ *  - Every function returning int returns 0 on success or a negative errno
+ *    (-EINVAL, -ENOMEM, ...), as liburing does.  gdrx_strerror() names it.
+ *  - Contexts and pins are small value handles, not pointers: a handle that
+ *    was closed, unpinned, or belongs to another context is rejected with
+ *    -EINVAL (or -EBADF for a closed context) instead of being dereferenced.
+ *  - Nothing aborts, asserts on caller input or prints, unless the
+ *    environment variable GDRX_LOG_LEVEL asks for messages on stderr
+ *    (0 = off (default), 1 = error, 2 = warn, 3 = info, 4 = debug).
+ *  - Thread safety: every function may be called from any thread, on the same
+ *    or different contexts and pins, concurrently.  The one rule is the
+ *    usual lifetime rule: a thread must not use a mapping (copy through it)
+ *    while another thread unmaps/unpins/closes it; such a copy returns an
+ *    error or faults, and never touches memory outside the pinned allocation.
+ *
+ * Ordering (CPU stores vs GPU work)
+ *  - gdrx_pin() sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation, so
+ *    synchronous CUDA memory operations on it are ordered with respect to
+ *    CPU accesses through the mapping.
+ *  - gdrx_copy_to_mapping() ends with a store fence: when it returns, the data
+ *    has left the CPU's write-combining buffers.  A GPU kernel that is
+ *    *already running* and polls the memory may still need
+ *    cuFlushGPUDirectRDMAWrites() (or a flag written last) to observe the
+ *    bytes in order; work launched after the copy returns sees them.
+ *  - gdrx_copy_from_mapping() observes everything the GPU wrote before the
+ *    CPU learned (via stream/event synchronisation) that the work finished.
+ *
+ * After CUDA frees pinned memory: see gdrx_pin_info.stale and docs/semantics.md.
+ */
+#ifndef GDRX_H
+#define GDRX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GDRX_API_VERSION_MAJOR 0
+#define GDRX_API_VERSION_MINOR 1
+#define GDRX_API_VERSION_PATCH 0
+
+/** A library context (one per process or per GPU is typical). */
+typedef struct gdrx_ctx_handle {
+    uint64_t id;
+} gdrx_t;
+
+/** A pinned device address range. */
+typedef struct gdrx_pin_handle {
+    uint64_t id;
+} gdrx_pin_t;
+
+typedef enum gdrx_backend {
+    GDRX_BACKEND_AUTO   = 0, /**< first that works: gdrdrv, nvrm, dmabuf */
+    GDRX_BACKEND_GDRDRV = 1, /**< /dev/gdrdrv (ours or NVIDIA's gdrdrv 2.x) */
+    GDRX_BACKEND_NVRM   = 2, /**< NVIDIA RM ioctls, no extra kernel module */
+    GDRX_BACKEND_DMABUF = 3, /**< cuMemGetHandleForAddressRange + mmap */
+} gdrx_backend_t;
+
+typedef enum gdrx_mapping_type {
+    GDRX_MAPPING_NONE    = 0, /**< not mapped */
+    GDRX_MAPPING_WC      = 1, /**< write-combined (BAR1 on x86) */
+    GDRX_MAPPING_CACHING = 2, /**< cache-coherent (e.g. Grace Hopper) */
+    GDRX_MAPPING_DEVICE  = 3, /**< device/uncached */
+} gdrx_mapping_type_t;
+
+/** Options for gdrx_open(); initialise with gdrx_open_params_init(). */
+struct gdrx_open_params {
+    uint32_t       struct_size; /**< sizeof(struct gdrx_open_params) */
+    gdrx_backend_t backend;     /**< GDRX_BACKEND_AUTO unless forced;
+                                     the GDRX_BACKEND env variable
+                                     (gdrdrv|nvrm|dmabuf) overrides AUTO */
+    uint32_t       flags;       /**< reserved, must be 0 */
+};
+
+/** Flags for gdrx_pin(). */
+#define GDRX_PIN_FLAG_DEFAULT 0u
+
+/** What gdrx_pin_query() reports. */
+struct gdrx_pin_info {
+    uint64_t            dptr;        /**< device address the caller pinned */
+    size_t              len;         /**< length the caller pinned */
+    uint64_t            alloc_base;  /**< base of the CUDA allocation */
+    size_t              alloc_size;  /**< size of the CUDA allocation */
+    uint64_t            pinned_base; /**< GPU-page aligned start actually pinned */
+    size_t              pinned_size; /**< ... and its size */
+    size_t              page_size;   /**< GPU page size (64 KiB) */
+    int                 device;      /**< CUDA device ordinal */
+    gdrx_backend_t      backend;
+    gdrx_mapping_type_t mapping_type; /**< GDRX_MAPPING_NONE if not mapped */
+    void               *cpu_ptr;     /**< CPU address of byte dptr, or NULL */
+    int                 stale;       /**< 1 once CUDA freed the memory */
+};
+
+/** Global attributes for gdrx_get_attr(). */
+typedef enum gdrx_attr {
+    GDRX_ATTR_BACKEND            = 1, /**< gdrx_backend_t of the context */
+    GDRX_ATTR_DRIVER_VERSION     = 2, /**< backend driver version (major<<16|minor) */
+    GDRX_ATTR_CUDA_DRIVER_VERSION = 3,/**< cuDriverGetVersion() */
+    GDRX_ATTR_DEVICE_COUNT       = 4, /**< CUDA devices visible */
+    GDRX_ATTR_COPY_TO_VARIANT    = 5, /**< gdrx_copy_variant_t used by copy_to */
+    GDRX_ATTR_COPY_FROM_VARIANT  = 6, /**< gdrx_copy_variant_t used by copy_from */
+    GDRX_ATTR_PIN_COUNT          = 7, /**< live pins in the context */
+} gdrx_attr_t;
+
+/** CPU copy routines; GDRX_COPY_VARIANT=<name> forces one. */
+typedef enum gdrx_copy_variant {
+    GDRX_COPY_AUTO      = 0,
+    GDRX_COPY_LIBC      = 1, /**< memcpy (cached mappings only) */
+    GDRX_COPY_SSE2      = 2,
+    GDRX_COPY_SSE41     = 3, /**< MOVNTDQA streaming loads */
+    GDRX_COPY_AVX2      = 4,
+    GDRX_COPY_AVX512    = 5,
+    GDRX_COPY_MOVDIR64B = 6,
+} gdrx_copy_variant_t;
+
+void gdrx_open_params_init(struct gdrx_open_params *params);
+
+/** Open a context.  params may be NULL for defaults. */
+int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
+
+/** Close a context; unmaps and unpins whatever it still holds. */
+int gdrx_close(gdrx_t ctx);
+
+/**
+ * Pin [dptr, dptr+len) of one CUDA allocation.  Any address and length
+ * inside the allocation is accepted; the library rounds to GPU pages.
+ */
+int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
+             gdrx_pin_t *pin_out);
+
+/** Unpin (unmapping first if still mapped). */
+int gdrx_unpin(gdrx_t ctx, gdrx_pin_t pin);
+
+/** Map a pin into the CPU; *cpu_ptr receives the address of byte dptr. */
+int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr);
+
+/** Remove the CPU mapping of a pin. */
+int gdrx_unmap(gdrx_t ctx, gdrx_pin_t pin);
+
+/** Describe a pin; also refreshes info->stale. */
+int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info *info);
+
+/**
+ * Copy len bytes from host memory src to the mapping at map_dst, which must
+ * lie inside pin's mapping [cpu_ptr, cpu_ptr + len of the pin).  Returns
+ * -ERANGE if it does not, -ESTALE if CUDA freed the memory.
+ */
+int gdrx_copy_to_mapping(gdrx_pin_t pin, void *map_dst, const void *src,
+                         size_t len);
+
+/** Copy len bytes from the mapping at map_src to host memory dst. */
+int gdrx_copy_from_mapping(gdrx_pin_t pin, void *dst, const void *map_src,
+                           size_t len);
+
+int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value);
+
+/** Library version (of the .so actually loaded). */
+void gdrx_get_version(int *major, int *minor, int *patch);
+
+/** Name of a negative errno returned by gdrx (never NULL). */
+const char *gdrx_strerror(int err);
+
+const char *gdrx_backend_name(gdrx_backend_t backend);
+const char *gdrx_mapping_type_name(gdrx_mapping_type_t type);
+const char *gdrx_copy_variant_name(gdrx_copy_variant_t variant);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GDRX_H */

@@ -1,0 +1,70 @@
+/*
+ * backend.h - the ops table every mapping backend implements.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * The core (gdrx.c / pin.c) owns handles, locking, alignment and staleness
+ * bookkeeping; a backend only turns "this GPU-page aligned window of this
+ * CUDA allocation" into a CPU mapping.  The core serialises calls on one
+ * pin, but calls on different pins of one backend context may run
+ * concurrently: a backend protects its own shared state.
+ */
+#ifndef GDRX_BACKEND_H
+#define GDRX_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gdrx.h"
+
+#define GDRX_GPU_PAGE_SHIFT 16
+#define GDRX_GPU_PAGE_SIZE  (1ull << GDRX_GPU_PAGE_SHIFT)
+
+/** What the core asks a backend to pin (all addresses are device VAs). */
+struct gdrx_pin_req {
+    uint64_t dptr;        /* first byte the caller wants */
+    size_t   len;         /* bytes the caller wants (> 0) */
+    uint64_t alloc_base;  /* cuMemGetAddressRange of dptr */
+    size_t   alloc_size;
+    uint64_t win_base;    /* dptr rounded down to GDRX_GPU_PAGE_SIZE */
+    size_t   win_size;    /* covers [dptr, dptr+len), multiple of page size */
+    int      device;      /* CUDA ordinal owning the memory */
+    uint64_t buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time */
+    uint32_t flags;       /* GDRX_PIN_FLAG_* */
+};
+
+/** A backend's pin, filled by pin() and map(). */
+struct gdrx_backend_pin {
+    void               *priv;       /* backend's own per-pin state */
+    /* Set by map(): CPU address cpu_base corresponds to device VA dbase;
+     * the mapping is map_size bytes long. */
+    void               *cpu_base;
+    uint64_t            dbase;
+    size_t              map_size;
+    gdrx_mapping_type_t type;
+    size_t              page_size;  /* set by pin() */
+};
+
+struct gdrx_backend_ops {
+    const char     *name;
+    gdrx_backend_t  id;
+    /* Create per-context state; -ENODEV/-ENOTSUP etc. when unavailable
+     * (the core then tries the next backend in AUTO mode). */
+    int  (*open)(void **bctx);
+    void (*close)(void *bctx);
+    int  (*pin)(void *bctx, const struct gdrx_pin_req *req,
+                struct gdrx_backend_pin *bp);
+    int  (*unpin)(void *bctx, struct gdrx_backend_pin *bp);
+    int  (*map)(void *bctx, struct gdrx_backend_pin *bp);
+    int  (*unmap)(void *bctx, struct gdrx_backend_pin *bp);
+    /* 1 if the backend learnt that the memory was freed (e.g. gdrdrv's
+     * callback flag), 0 if not, negative errno on error.  May be NULL. */
+    int  (*is_stale)(void *bctx, struct gdrx_backend_pin *bp);
+    /* Backend-driver version, major<<16|minor; may be NULL. */
+    int  (*driver_version)(void *bctx, uint64_t *version);
+};
+
+extern const struct gdrx_backend_ops gdrx_backend_gdrdrv_ops;
+extern const struct gdrx_backend_ops gdrx_backend_nvrm_ops;
+extern const struct gdrx_backend_ops gdrx_backend_dmabuf_ops;
+
+#endif /* GDRX_BACKEND_H */

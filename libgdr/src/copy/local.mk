@@ -1,0 +1,1 @@
+# libgdr/src/copy: rules for this directory (included by the top-level Makefile.am)

@@ -1,0 +1,176 @@
+/*
+ * gdrx_test.c - fork-per-case runner on top of CUnit's basic interface.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include "gdrx_test.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* CUnit test functions take no argument, so the trampoline finds the case
+ * to run by the name CUnit reports as current. */
+static const struct gdrx_test_suite *registered_suites;
+
+static const struct gdrx_test_case *find_case(const char *suite, const char *name)
+{
+    for (const struct gdrx_test_suite *s = registered_suites; s->name; s++) {
+        if (strcmp(s->name, suite) != 0)
+            continue;
+        for (const struct gdrx_test_case *c = s->cases; c->name; c++)
+            if (strcmp(c->name, name) == 0)
+                return c;
+    }
+    return NULL;
+}
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static unsigned case_timeout(void)
+{
+    const char *v = getenv("GDRX_TEST_TIMEOUT");
+    long t = v ? strtol(v, NULL, 10) : 0;
+    return t > 0 ? (unsigned)t : 300;
+}
+
+/* In the child: run the case, then report failed assertions via exit code.
+ * CUnit's state was inherited from the parent, so CU_ASSERT works as usual
+ * and prints nothing until we walk the failure list here. */
+static void run_case_in_child(const struct gdrx_test_case *c)
+{
+    unsigned before = CU_get_number_of_failures();
+    c->fn();
+    unsigned after = CU_get_number_of_failures();
+    if (after != before) {
+        unsigned i = 0;
+        for (CU_pFailureRecord f = CU_get_failure_list(); f; f = f->pNext, i++) {
+            if (i < before)
+                continue;
+            fprintf(stderr, "    FAILED %s:%u: %s\n", f->strFileName ? f->strFileName : "?",
+                    f->uiLineNumber, f->strCondition ? f->strCondition : "?");
+        }
+    }
+    fflush(NULL);
+    _exit(after != before ? 1 : 0);
+}
+
+static void trampoline(void)
+{
+    CU_pSuite suite = CU_get_current_suite();
+    CU_pTest test = CU_get_current_test();
+    const struct gdrx_test_case *c = find_case(suite->pName, test->pName);
+
+    if (!c) {
+        CU_FAIL_FATAL("test case not found in registry");
+        return;
+    }
+    if (env_flag("GDRX_TEST_NOFORK")) {
+        c->fn();
+        return;
+    }
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        CU_FAIL("fork failed");
+        return;
+    }
+    if (pid == 0) {
+        alarm(case_timeout());
+        run_case_in_child(c);
+    }
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "    CRASHED %s/%s: signal %d (%s)\n", suite->pName, test->pName,
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        CU_FAIL("test case crashed");
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        CU_FAIL("test case had failed assertions (see FAILED lines above)");
+    } else {
+        CU_PASS("test case passed in child");
+    }
+}
+
+int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites)
+{
+    (void)argc;
+    (void)argv;
+    const char *filter = getenv("GDRX_TEST_FILTER");
+
+    registered_suites = suites;
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
+        return 2;
+    }
+    for (const struct gdrx_test_suite *s = suites; s->name; s++) {
+        CU_pSuite cs = CU_add_suite(s->name, s->init, s->cleanup);
+        if (!cs)
+            goto cunit_error;
+        for (const struct gdrx_test_case *c = s->cases; c->name; c++) {
+            char full[256];
+            snprintf(full, sizeof(full), "%s/%s", s->name, c->name);
+            if (filter && *filter && !strstr(full, filter))
+                continue;
+            if (!CU_add_test(cs, c->name, trampoline))
+                goto cunit_error;
+        }
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    if (CU_basic_run_tests() != CUE_SUCCESS)
+        goto cunit_error;
+
+    unsigned failed = CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+
+cunit_error:
+    fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
+    CU_cleanup_registry();
+    return 2;
+}
+
+int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        alarm(case_timeout());
+        fn(arg);
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        return WTERMSIG(status);
+    return 0;
+}
+
+uint64_t gdrx_test_rand(uint64_t *state)
+{
+    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}

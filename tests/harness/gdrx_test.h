@@ -1,0 +1,59 @@
+/*
+ * gdrx_test.h - thin layer over CUnit shared by every gdrx test suite.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Each test case runs in a forked child, so a test that crashes (or hangs
+ * past GDRX_TEST_TIMEOUT seconds, default 300) is reported as one failed
+ * test and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
+ * cases in-process (for a debugger).  GDRX_TEST_FILTER=substring runs only
+ * the cases whose "suite/case" name contains it.
+ *
+ * A suite binary:
+ *
+ *   static void test_foo(void) { CU_ASSERT_EQUAL(1 + 1, 2); }
+ *   static const struct gdrx_test_case cases[] = {
+ *       GDRX_TEST_CASE(test_foo), GDRX_TEST_END };
+ *   static const struct gdrx_test_suite suites[] = {
+ *       { "foo", NULL, NULL, cases }, GDRX_SUITE_END };
+ *   int main(int argc, char **argv) { return gdrx_test_main(argc, argv, suites); }
+ *
+ * It prints CUnit's run summary and exits non-zero if any test failed.
+ */
+#ifndef GDRX_TEST_H
+#define GDRX_TEST_H
+
+#include <CUnit/CUnit.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gdrx_test_case {
+    const char *name;
+    void      (*fn)(void);
+};
+
+struct gdrx_test_suite {
+    const char                  *name;
+    int                        (*init)(void);    /* may be NULL; runs in the parent */
+    int                        (*cleanup)(void); /* may be NULL */
+    const struct gdrx_test_case *cases;
+};
+
+#define GDRX_TEST_CASE(fn) { #fn, fn }
+#define GDRX_TEST_END      { NULL, NULL }
+#define GDRX_SUITE_END     { NULL, NULL, NULL, NULL }
+
+int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites);
+
+/*
+ * Run fn(arg) in a forked child with the default disposition for SIGSEGV
+ * and SIGBUS (so a sanitizer's handler does not turn the fault into a
+ * report).  Returns the signal that ended the child, 0 if fn returned
+ * normally, -1 if the child could not be run.
+ */
+int gdrx_test_signal_of(void (*fn)(void *arg), void *arg);
+
+/* A deterministic pseudo-random generator for tests (xorshift64*). */
+uint64_t gdrx_test_rand(uint64_t *state);
+
+#endif /* GDRX_TEST_H */

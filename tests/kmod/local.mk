@@ -1,0 +1,1 @@
+# tests/kmod: rules for this directory (included by the top-level Makefile.am)

@@ -1,0 +1,1 @@
+# ucx_plugin: rules for this directory (included by the top-level Makefile.am)
