@@ -2,7 +2,8 @@ dnl gdrx_parts.m4 - bookkeeping of which parts are built and why not.
 dnl
 dnl GDRX_PART(name, yes|no, reason-if-no, option-that-fixes)
 AC_DEFUN([GDRX_PART], [
-    gdrx_summary="${gdrx_summary}$(printf '  %-22s %-4s %s' "$1" "$2" "m4_ifval([$3], [$3], [])")
+    AS_IF([test "x$2" = xyes], [gdrx_why=""], [gdrx_why="m4_ifval([$3], [$3], [])"])
+    gdrx_summary="${gdrx_summary}$(printf '  %-22s %-4s %s' "$1" "$2" "$gdrx_why")
 "
     AS_IF([test "x$2" != xyes], [
         AS_IF([test -n "m4_ifval([$4],[$4],[])"], [
