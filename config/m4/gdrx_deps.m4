@@ -100,6 +100,10 @@ AC_DEFUN([GDRX_CHECK_KERNEL], [
               [--with-kernel-headers=DIR (apt-get install linux-headers-amd64)])
 ])
 
+dnl The driver's own copy (.../nvidia/nv-p2p.h) wins over nvidia-peermem's.
+AC_DEFUN([GDRX_FIND_NV_P2P],
+    [{ find "$1" -path '*/nvidia/nv-p2p.h' 2>/dev/null; find "$1" -name nv-p2p.h 2>/dev/null; } | head -n1])
+
 dnl nv-p2p.h from the NVIDIA driver source (for a real, non-mock gdrdrv build).
 AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
     AC_ARG_WITH([nvidia-src],
@@ -109,11 +113,11 @@ AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
     AS_IF([test "x$with_nvidia_src" = xauto], [
         with_nvidia_src=""
         for d in /opt/nvidia-kernel-src /usr/src/nvidia-*; do
-            f=`find "$d" -name nv-p2p.h 2>/dev/null | head -n1`
+            f=`GDRX_FIND_NV_P2P([$d])`
             AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`; break])
         done
     ], [
-        f=`find "$with_nvidia_src" -name nv-p2p.h 2>/dev/null | head -n1`
+        f=`GDRX_FIND_NV_P2P([$with_nvidia_src])`
         AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`], [with_nvidia_src=""])
     ])
     NVIDIA_SRC="$with_nvidia_src"

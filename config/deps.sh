@@ -1,0 +1,127 @@
+#!/bin/sh
+# config/deps.sh - install every Debian/Ubuntu package gdrx's build and
+# tests need.  Run as root; safe to run again (it only adds what is missing).
+#
+#   build:        compiler, autotools, libtool, pkg-config, CUnit
+#   UCX:          libucx-dev and the UCX *source* of the installed version
+#                 (UCX's uninstalled internal headers), under /usr/src/ucx-VER
+#   kernel tests: qemu, busybox, the Debian kernel's headers and its image
+#                 (vmlinuz unpacked to /opt/gdrx-kernel; no bootloader change)
+#   nv-p2p.h:     the NVIDIA kernel *source* package, downloaded and unpacked
+#                 to /opt/nvidia-kernel-src (installing the dkms package would
+#                 compile the whole NVIDIA driver)
+#
+# CUDA itself is not packaged here: only cuda.h is needed at build time
+# (default /usr/local/cuda/include; configure --with-cuda=DIR).
+set -eu
+
+die() { echo "deps.sh: $*" >&2; exit 1; }
+say() { echo "deps.sh: $*"; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (it installs packages)"
+[ -r /etc/os-release ] || die "cannot identify the distribution (/etc/os-release missing)"
+. /etc/os-release
+case "$ID:${VERSION_ID:-}" in
+    debian:12) suite=bookworm ;;
+    ubuntu:22.04|ubuntu:24.04) suite=${VERSION_CODENAME} ;;
+    *) die "unsupported distribution '$PRETTY_NAME': gdrx's setup supports Debian 12 and Ubuntu 22.04/24.04; install the equivalents of the packages listed in config/deps.sh by hand" ;;
+esac
+
+export DEBIAN_FRONTEND=noninteractive
+APT="apt-get -y -q -o DPkg::Lock::Timeout=300"
+
+# Source packages (UCX) and, on Debian, contrib/non-free (NVIDIA kernel
+# source) come from a sources file of our own, so the system's stay untouched.
+srcfile=/etc/apt/sources.list.d/gdrx.sources
+if [ "$ID" = debian ]; then
+    want="Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $suite
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: $suite ${suite}-updates
+Components: contrib non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: ${suite}-security
+Components: contrib non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+"
+else
+    want="Types: deb-src
+URIs: http://archive.ubuntu.com/ubuntu
+Suites: $suite ${suite}-updates
+Components: main universe
+Signed-By: /usr/share/keyrings/ubuntu-archive-keyring.gpg
+"
+fi
+if [ ! -f "$srcfile" ] || [ "$(cat "$srcfile")" != "$(printf '%s' "$want")" ]; then
+    printf '%s' "$want" > "$srcfile"
+fi
+say "apt-get update"
+$APT update >/dev/null
+
+kpkg=linux-headers-amd64
+[ "$ID" = ubuntu ] && kpkg=linux-headers-generic
+say "installing packages"
+$APT install --no-install-recommends \
+    build-essential autoconf automake libtool pkg-config dpkg-dev xz-utils file \
+    libcunit1-dev libucx-dev ucx-utils \
+    qemu-system-x86 busybox-static cpio kmod "$kpkg" >/dev/null
+
+# The kernel the qemu tests boot is the one the headers belong to (not the
+# running kernel).  Unpack only its vmlinuz: no initramfs hooks, no grub.
+kver=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-generic 2>/dev/null |
+       sed 's|.*/linux-headers-||' | sort -V | tail -n1)
+[ -n "$kver" ] || die "no kernel headers found after installing $kpkg"
+if [ ! -r "/boot/vmlinuz-$kver" ] && [ ! -r "/opt/gdrx-kernel/boot/vmlinuz-$kver" ]; then
+    say "unpacking vmlinuz-$kver to /opt/gdrx-kernel"
+    tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
+    (cd "$tmp" && apt-get download -q "linux-image-$kver" >/dev/null 2>&1 ||
+                  apt-get download -q "linux-image-unsigned-$kver" >/dev/null)
+    mkdir -p /opt/gdrx-kernel
+    dpkg-deb --fsys-tarfile "$tmp"/linux-image-*.deb |
+        tar -x -C /opt/gdrx-kernel --wildcards './boot/vmlinuz-*'
+    rm -rf "$tmp"
+fi
+
+# UCX source of exactly the installed libucx version.
+ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
+[ -n "$ucxver" ] || die "libucx0 is not installed"
+upstream=${ucxver%-*}
+if [ ! -f "/usr/src/ucx-$upstream/src/uct/base/uct_iface.h" ]; then
+    say "fetching UCX $ucxver source to /usr/src/ucx-$upstream"
+    tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
+    (cd "$tmp" && apt-get source -q "ucx=$ucxver" >/dev/null)
+    rm -rf "/usr/src/ucx-$upstream"
+    mv "$tmp/ucx-$upstream" /usr/src/
+    rm -rf "$tmp"
+fi
+
+# nv-p2p.h: from the NVIDIA kernel source package (Debian only).
+if [ "$ID" = debian ] && [ -z "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/dev/null | head -n1)" ]; then
+    say "unpacking the NVIDIA kernel source (for nv-p2p.h) to /opt/nvidia-kernel-src"
+    tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
+    (cd "$tmp" && apt-get download -q nvidia-kernel-source >/dev/null)
+    mkdir -p /opt/nvidia-kernel-src
+    dpkg-deb --fsys-tarfile "$tmp"/nvidia-kernel-source_*.deb | tar -x -C "$tmp"
+    tarball=$(find "$tmp/usr/src" -name 'nvidia-kernel*.tar.*' | head -n1)
+    if [ -n "$tarball" ]; then
+        tar -xf "$tarball" -C /opt/nvidia-kernel-src
+    else
+        cp -a "$tmp/usr/src/." /opt/nvidia-kernel-src/
+    fi
+    rm -rf "$tmp"
+    [ -n "$(find /opt/nvidia-kernel-src -name nv-p2p.h | head -n1)" ] ||
+        die "nv-p2p.h not found in Debian's nvidia-kernel-source package"
+fi
+
+if [ ! -f /usr/local/cuda/include/cuda.h ]; then
+    say "note: /usr/local/cuda/include/cuda.h not found; install the CUDA toolkit (headers) and pass --with-cuda=DIR to configure"
+fi
+say "done (kernel $kver, UCX $ucxver)"
