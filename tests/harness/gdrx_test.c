@@ -3,7 +3,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "gdrx_test.h"
 
 #include <CUnit/Basic.h>

@@ -1,1 +1,38 @@
-# tests/sim: rules for this directory (included by the top-level Makefile.am)
+# tests/sim: the simulated GPU, a test-only libcuda.so.1 (never installed),
+# and its own suite.  `make check` puts tests/sim/.libs first on
+# LD_LIBRARY_PATH, so libgdrx's dlopen("libcuda.so.1") and programs linked
+# with tests/sim/libcuda.la share one instance.
+check_LTLIBRARIES += tests/sim/libcuda.la
+tests_sim_libcuda_la_SOURCES = \
+	tests/sim/simcu.h \
+	tests/sim/sim_internal.h \
+	tests/sim/sim_legacy.h \
+	tests/sim/sim_backing.h \
+	tests/sim/sim_backing.c \
+	tests/sim/sim_backing_memfd.c \
+	tests/sim/sim_rm.h \
+	tests/sim/sim_rm.c \
+	tests/sim/sim_control.c \
+	tests/sim/sim_device.c \
+	tests/sim/sim_memory.c \
+	tests/sim/sim_copy.c \
+	tests/sim/sim_pointer.c \
+	tests/sim/sim_errors.c \
+	tests/sim/sim_procaddr.c
+tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS)
+tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) -pthread
+# Export only what the real library names (cu*) plus the control API.
+tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath /nowhere -version-info 1:0:0 \
+	-no-undefined -export-symbols-regex '^(cu[A-Z]|simcu_)' -pthread
+
+check_PROGRAMS += tests/sim/test_sim
+GDRX_SUITES    += tests/sim/test_sim
+tests_sim_test_sim_SOURCES = \
+	tests/sim/test_sim.h \
+	tests/sim/test_sim.c \
+	tests/sim/test_sim_memory.c \
+	tests/sim/test_sim_api.c
+tests_sim_test_sim_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
+tests_sim_test_sim_CFLAGS = $(AM_CFLAGS) -pthread
+tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS)
+tests_sim_test_sim_LDFLAGS = $(AM_LDFLAGS) -pthread

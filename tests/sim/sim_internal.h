@@ -1,0 +1,129 @@
+/*
+ * sim_internal.h - state shared by the simulated GPU's source files.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * One mutex (sim.lock) protects everything below except the per-thread
+ * context stack (thread-local) and the failure rules (their own lock in
+ * sim_control.c).  Observer and RM hooks always run with sim.lock dropped.
+ */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_backing.h"
+#include "simcu.h"
+
+#define SIM_OBJECT_ALIGN  ((size_t)2 << 20)  /* object size and VA granule */
+#define SIM_VA_PER_DEVICE ((size_t)64 << 30) /* device VA reserved per GPU */
+#define SIM_DRIVER_VERSION 13000
+
+/* A primary context (the only kind the sim has). */
+struct CUctx_st {
+    int device;
+    int refcount; /* retains minus releases; 0 = inactive */
+};
+
+/* Lifecycle of objects and allocations: CREATING and DYING ones are
+ * invisible to the CUDA API (their creation or free is being reported to
+ * observers) but still hold their device VA and offsets. */
+enum sim_state { SIM_CREATING, SIM_LIVE, SIM_DYING };
+
+struct sim_va_hole {
+    uint64_t va;
+    size_t   size;
+};
+
+struct sim_device {
+    uint64_t            va_base, va_end; /* reserved PROT_NONE range */
+    uint64_t            va_next;         /* never-used VA starts here */
+    struct sim_va_hole *holes;           /* freed VA, a LIFO stack */
+    size_t              nholes, holes_cap;
+    struct CUctx_st     primary;
+};
+
+struct sim_object;
+
+struct sim_alloc {
+    struct sim_alloc  *next; /* in obj->allocs, sorted by offset */
+    struct sim_object *obj;
+    size_t             offset, size, span; /* span: size rounded to the alignment */
+    uint64_t           buffer_id;
+    int                sync_memops;
+    enum sim_state     state;
+};
+
+struct sim_object {
+    struct sim_object        *next; /* in sim.objects */
+    uint64_t                  id;
+    int                       device;
+    int                       shared; /* a pool for sub-allocations */
+    uint64_t                  va;
+    size_t                    size;
+    size_t                    high_water; /* end of the highest offset ever used */
+    enum sim_state            state;
+    struct sim_backing_object bk;
+    struct sim_alloc         *allocs;
+};
+
+struct sim_global {
+    pthread_mutex_t               lock;
+    int                           initialized; /* atomic loads outside lock */
+    int                           device_count;      /* 0 until cuInit */
+    int                           requested_devices; /* simcu_set_device_count, 0 = env */
+    struct sim_device             dev[SIMCU_MAX_DEVICES];
+    const struct sim_backing_ops *backing;
+    size_t                        suballoc_threshold, suballoc_align;
+    int                           va_reuse;
+    struct sim_object            *objects;
+    uint64_t                      next_object_id, next_buffer_id;
+    long                          live_allocs, live_objects;
+    simcu_observer_t              observer;
+};
+
+extern struct sim_global sim;
+
+void sim_lock(void);
+void sim_unlock(void);
+/* Once, at cuInit: keep sim.lock consistent across fork(). */
+void sim_register_atfork(void);
+
+/* Entry check of every CUDA function: an injected failure, then (unless
+ * SIM_NO_INIT) initialisation, then (with SIM_NEED_CTX) a usable current
+ * context. */
+#define SIM_NO_INIT  1
+#define SIM_NEED_CTX 2
+CUresult sim_begin(const char *function_name, int flags);
+/* sim_control.c: the injected failure for this call, or CUDA_SUCCESS. */
+CUresult sim_injected_failure(const char *function_name);
+
+/* sim_device.c */
+int sim_is_initialized(void);
+struct CUctx_st *sim_current_ctx(void);
+int sim_ctx_is_valid(const struct CUctx_st *ctx);
+
+/* sim_memory.c (callers hold sim.lock for the _locked ones) */
+int sim_in_device_va(uint64_t p);
+struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state);
+struct sim_object *sim_find_object_locked(uint64_t p);
+void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out);
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device);
+CUresult sim_mem_free(CUdeviceptr dptr);
+void sim_mem_free_device(int device);
+
+/* sim_control.c: observer and RM notifications (call without sim.lock). */
+void sim_notify_object_created(const struct simcu_alloc_info *obj);
+void sim_notify_object_destroyed(uint64_t object_id);
+void sim_notify_alloc_created(const struct simcu_alloc_info *a);
+void sim_notify_alloc_freed(const struct simcu_alloc_info *a);
+
+static inline size_t sim_round_up(size_t v, size_t align)
+{
+    return (v + align - 1) & ~(align - 1);
+}
+
+#endif /* SIM_INTERNAL_H */

@@ -1,0 +1,462 @@
+/*
+ * sim_memory.c - simulated device memory: objects, the device VA
+ * allocator, sub-allocation, free and lookup.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * An object is one backing file mapped at a 2 MiB-aligned device VA.  Large
+ * allocations own an object; small ones share 2 MiB "pool" objects.  The
+ * device VA itself stays PROT_NONE: only the sim's private view of each
+ * object (obj->bk.cpu) is accessible, and only the copy code uses it.
+ */
+#include "sim_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int sim_in_device_va(uint64_t p)
+{
+    for (int i = 0; i < sim.device_count; i++)
+        if (p >= sim.dev[i].va_base && p < sim.dev[i].va_end)
+            return 1;
+    return 0;
+}
+
+/* The object whose VA range holds p, in any state. */
+static struct sim_object *object_at_locked(uint64_t p)
+{
+    for (struct sim_object *o = sim.objects; o; o = o->next)
+        if (p >= o->va && p - o->va < o->size)
+            return o;
+    return NULL;
+}
+
+struct sim_object *sim_find_object_locked(uint64_t p)
+{
+    struct sim_object *o = object_at_locked(p);
+    return o && o->state == SIM_LIVE ? o : NULL;
+}
+
+struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state)
+{
+    struct sim_object *o = object_at_locked(p);
+    if (!o)
+        return NULL;
+    for (struct sim_alloc *a = o->allocs; a; a = a->next) {
+        uint64_t base = o->va + a->offset;
+        if (p >= base && p - base < a->size)
+            return any_state || a->state == SIM_LIVE ? a : NULL;
+    }
+    return NULL;
+}
+
+static void describe_object(const struct sim_object *o, struct simcu_alloc_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->object_id = o->id;
+    out->object_va = o->va;
+    out->object_size = o->size;
+    out->device = o->device;
+    out->memfd = o->bk.fd;
+    out->memfd_offset = o->bk.offset;
+}
+
+void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out)
+{
+    describe_object(a->obj, out);
+    out->offset = (size_t)(p - a->obj->va);
+    out->alloc_base = a->obj->va + a->offset;
+    out->alloc_size = a->size;
+    out->buffer_id = a->buffer_id;
+    out->sync_memops = a->sync_memops;
+}
+
+/* ---- device VA: bump pointer plus a LIFO stack of freed ranges ---- */
+
+static uint64_t va_take_locked(struct sim_device *d, size_t size)
+{
+    if (sim.va_reuse) {
+        for (size_t i = d->nholes; i-- > 0;) {
+            struct sim_va_hole *h = &d->holes[i];
+            if (h->size < size)
+                continue;
+            uint64_t va = h->va;
+            h->va += size;
+            h->size -= size;
+            if (h->size == 0) {
+                memmove(h, h + 1, (d->nholes - i - 1) * sizeof(*h));
+                d->nholes--;
+            }
+            return va;
+        }
+    }
+    if (size > d->va_end - d->va_next)
+        return 0;
+    uint64_t va = d->va_next;
+    d->va_next += size;
+    return va;
+}
+
+/* With reuse off the range is simply never handed out again. */
+static void va_release_locked(struct sim_device *d, uint64_t va, size_t size)
+{
+    if (!sim.va_reuse)
+        return;
+    if (d->nholes == d->holes_cap) {
+        size_t cap = d->holes_cap ? d->holes_cap * 2 : 64;
+        struct sim_va_hole *h = realloc(d->holes, cap * sizeof(*h));
+        if (!h)
+            return; /* the VA is lost, nothing else */
+        d->holes = h;
+        d->holes_cap = cap;
+    }
+    d->holes[d->nholes].va = va;
+    d->holes[d->nholes].size = size;
+    d->nholes++;
+}
+
+/* ---- allocations inside objects ---- */
+
+static int use_pool(size_t size)
+{
+    return sim.suballoc_threshold && size < sim.suballoc_threshold &&
+           sim_round_up(size, sim.suballoc_align) <= SIM_OBJECT_ALIGN;
+}
+
+/* Link a into o at offset, keeping o->allocs sorted by offset. */
+static void link_alloc_locked(struct sim_object *o, struct sim_alloc *a, size_t offset)
+{
+    struct sim_alloc **pp = &o->allocs;
+    while (*pp && (*pp)->offset < offset)
+        pp = &(*pp)->next;
+    a->offset = offset;
+    a->obj = o;
+    a->next = *pp;
+    *pp = a;
+    if (offset + a->span > o->high_water)
+        o->high_water = offset + a->span;
+    a->buffer_id = ++sim.next_buffer_id;
+    a->state = SIM_CREATING;
+    sim.live_allocs++;
+}
+
+/* A free offset for span bytes in pool object o, or (size_t)-1.  With
+ * reuse on: the lowest gap (a freed offset is reusable at once); off: only
+ * never-used space. */
+static size_t pool_fit_locked(const struct sim_object *o, size_t span)
+{
+    size_t align = sim.suballoc_align;
+    size_t start = 0;
+
+    if (!sim.va_reuse) {
+        start = sim_round_up(o->high_water, align);
+        return start <= o->size && o->size - start >= span ? start : (size_t)-1;
+    }
+    for (const struct sim_alloc *a = o->allocs; a; a = a->next) {
+        if (a->offset >= start && a->offset - start >= span)
+            return start;
+        start = sim_round_up(a->offset + a->span, align);
+    }
+    return start <= o->size && o->size - start >= span ? start : (size_t)-1;
+}
+
+static int pool_place_locked(int device, struct sim_alloc *a)
+{
+    for (struct sim_object *o = sim.objects; o; o = o->next) {
+        if (o->device != device || !o->shared || o->state != SIM_LIVE)
+            continue;
+        size_t off = pool_fit_locked(o, a->span);
+        if (off != (size_t)-1) {
+            link_alloc_locked(o, a, off);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Report a new allocation (and its object when new), then make it live. */
+static void publish(struct sim_alloc *a, int new_object)
+{
+    struct simcu_alloc_info info;
+    struct sim_object *o = a->obj;
+
+    if (new_object) {
+        sim_lock();
+        describe_object(o, &info);
+        sim_unlock();
+        sim_notify_object_created(&info);
+    }
+    sim_lock();
+    sim_describe_locked(a, o->va + a->offset, &info);
+    sim_unlock();
+    sim_notify_alloc_created(&info);
+    sim_lock();
+    o->state = SIM_LIVE;
+    a->state = SIM_LIVE;
+    sim_unlock();
+}
+
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
+{
+    struct sim_alloc *a = calloc(1, sizeof(*a));
+    struct sim_object *o = NULL;
+    struct sim_device *d = &sim.dev[device];
+
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    sim_lock();
+    a->size = size;
+    a->span = sim_round_up(size, sim.suballoc_align);
+    int pooled = use_pool(size);
+    if (pooled && pool_place_locked(device, a)) {
+        sim_unlock();
+        *dptr = a->obj->va + a->offset;
+        publish(a, 0);
+        return CUDA_SUCCESS;
+    }
+
+    size_t osize = pooled ? SIM_OBJECT_ALIGN : sim_round_up(size, SIM_OBJECT_ALIGN);
+    uint64_t va = va_take_locked(d, osize);
+    uint64_t id = ++sim.next_object_id;
+    const struct sim_backing_ops *backing = sim.backing;
+    sim_unlock();
+    if (!va || !(o = calloc(1, sizeof(*o))) || backing->create(id, device, osize, &o->bk) != 0) {
+        free(o);
+        free(a);
+        if (va) {
+            sim_lock();
+            va_release_locked(d, va, osize);
+            sim_unlock();
+        }
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    o->id = id;
+    o->device = device;
+    o->shared = pooled;
+    o->va = va;
+    o->size = osize;
+    o->state = SIM_CREATING;
+
+    sim_lock();
+    o->next = sim.objects;
+    sim.objects = o;
+    sim.live_objects++;
+    link_alloc_locked(o, a, 0);
+    sim_unlock();
+    *dptr = va;
+    publish(a, 1);
+    return CUDA_SUCCESS;
+}
+
+static void destroy_object(struct sim_object *o)
+{
+    sim_notify_object_destroyed(o->id);
+    sim.backing->destroy(&o->bk);
+    sim_lock();
+    va_release_locked(&sim.dev[o->device], o->va, o->size);
+    sim_unlock();
+    free(o);
+}
+
+/* Free the live allocation based at dptr; CUDA_ERROR_INVALID_VALUE if
+ * there is none. */
+CUresult sim_mem_free(CUdeviceptr dptr)
+{
+    struct simcu_alloc_info info;
+
+    sim_lock();
+    struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
+    if (!a || a->obj->va + a->offset != dptr) {
+        sim_unlock();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    a->state = SIM_DYING;
+    sim_describe_locked(a, dptr, &info);
+    sim_unlock();
+
+    sim_notify_alloc_freed(&info);
+
+    sim_lock();
+    struct sim_object *o = a->obj;
+    struct sim_alloc **pp = &o->allocs;
+    while (*pp != a)
+        pp = &(*pp)->next;
+    *pp = a->next;
+    sim.live_allocs--;
+    int last = o->allocs == NULL;
+    if (last) {
+        struct sim_object **op = &sim.objects;
+        while (*op != o)
+            op = &(*op)->next;
+        *op = o->next;
+        o->state = SIM_DYING;
+        sim.live_objects--;
+    }
+    sim_unlock();
+    free(a);
+    if (last)
+        destroy_object(o);
+    return CUDA_SUCCESS;
+}
+
+/* What a destroyed primary context takes with it. */
+void sim_mem_free_device(int device)
+{
+    for (;;) {
+        uint64_t base = 0;
+        sim_lock();
+        for (struct sim_object *o = sim.objects; o && !base; o = o->next) {
+            if (o->device != device)
+                continue;
+            for (struct sim_alloc *a = o->allocs; a && !base; a = a->next)
+                if (a->state == SIM_LIVE)
+                    base = o->va + a->offset;
+        }
+        sim_unlock();
+        if (!base || sim_mem_free(base) != CUDA_SUCCESS)
+            return;
+    }
+}
+
+/* ---- CUDA entry points ---- */
+
+static int is_default_stream(CUstream s)
+{
+    return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s)
+{
+    CUresult rc = sim_begin(name, SIM_NEED_CTX);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!dptr || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!is_default_stream(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (size > SIM_VA_PER_DEVICE)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return sim_mem_alloc(dptr, size, sim_current_ctx()->device);
+}
+
+static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
+{
+    CUresult rc = sim_begin(name, SIM_NEED_CTX);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!is_default_stream(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return sim_mem_free(dptr);
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL);
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream);
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+{
+    return mem_free_entry("cuMemFree", dptr, NULL);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    return mem_free_entry("cuMemFreeAsync", dptr, hStream);
+}
+
+/* Async work completes before the call that queued it returns. */
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    CUresult rc = sim_begin("cuStreamSynchronize", SIM_NEED_CTX);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    return is_default_stream(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CUresult rc = sim_begin("cuMemGetAddressRange", SIM_NEED_CTX);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    sim_lock();
+    struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
+    if (a) {
+        if (pbase)
+            *pbase = a->obj->va + a->offset;
+        if (psize)
+            *psize = a->size;
+    }
+    sim_unlock();
+    /* The real driver answers NOT_FOUND for an address it does not know. */
+    return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* A new open file description of the object's file, positioned at dptr's
+ * byte (real dma-buf fds start at position 0 = range start). */
+static CUresult export_range_locked(const struct sim_object *o, uint64_t dptr, int *fd_out)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", o->bk.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return errno == EMFILE || errno == ENFILE ? CUDA_ERROR_OUT_OF_MEMORY
+                                                  : CUDA_ERROR_OPERATING_SYSTEM;
+    if (lseek(fd, o->bk.offset + (off_t)(dptr - o->va), SEEK_SET) < 0) {
+        close(fd);
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    }
+    *fd_out = fd;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                               CUmemRangeHandleType handleType,
+                                               unsigned long long flags)
+{
+    CUresult rc = sim_begin("cuMemGetHandleForAddressRange", SIM_NEED_CTX);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!handle || handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
+        (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ||
+        size == 0 || dptr % page || size % page)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    const struct sim_object *o = sim_find_object_locked(dptr);
+    if (!o || size > o->size - (dptr - o->va))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        rc = export_range_locked(o, dptr, (int *)handle);
+    sim_unlock();
+    return rc;
+}
+
+/* ---- control API ---- */
+
+int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out)
+{
+    if (!out)
+        return -EINVAL;
+    sim_lock();
+    struct sim_alloc *a = sim_find_alloc_locked(p, 1);
+    if (!a) {
+        sim_unlock();
+        return -ENOENT;
+    }
+    sim_describe_locked(a, p, out);
+    int fd = fcntl(out->memfd, F_DUPFD_CLOEXEC, 0);
+    sim_unlock();
+    if (fd < 0)
+        return -errno;
+    out->memfd = fd;
+    return 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * sim_procaddr.c - cuGetProcAddress: the sim's entry points by name.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * A symbol can have several versions; the caller's cudaVersion picks the
+ * newest one introduced at or before it (cuMemAlloc asked for with 3020 or
+ * later is cuMemAlloc_v2).  Versions the sim lacks (the 32-bit-pointer
+ * cuMemAlloc of CUDA 2.x, ...) answer VERSION_NOT_SUFFICIENT.
+ */
+#include "sim_internal.h"
+#include "sim_legacy.h"
+
+#include <string.h>
+
+struct proc_entry {
+    const char *symbol;
+    int         since; /* first CUDA version (1000 * major + 10 * minor) */
+    void       *fn;
+};
+
+#define P(sym, ver, fn) { sym, ver, (void *)(fn) }
+/* Rows of one symbol are adjacent, newest first. */
+static const struct proc_entry table[] = {
+    P("cuInit", 2000, cuInit),
+    P("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    P("cuDeviceGet", 2000, cuDeviceGet),
+    P("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
+    P("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId),
+    P("cuDeviceGetName", 2000, cuDeviceGetName),
+    P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+    P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
+    P("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
+    P("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
+    P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+    P("cuCtxPushCurrent", 2000, cuCtxPushCurrent),
+    P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+    P("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
+    P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    P("cuMemAlloc", 3020, cuMemAlloc_v2),
+    P("cuMemFree", 3020, cuMemFree_v2),
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    P("cuStreamSynchronize", 2000, cuStreamSynchronize),
+    P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
+    P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+    P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
+    P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
+    P("cuMemcpy", 4000, cuMemcpy),
+    P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
+    P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
+    P("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2),
+    P("cuMemsetD8", 3020, cuMemsetD8_v2),
+    P("cuMemsetD32", 3020, cuMemsetD32_v2),
+    P("cuMemGetHandleForAddressRange", 11070, cuMemGetHandleForAddressRange),
+    P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+    P("cuGetProcAddress", 11030, cuGetProcAddress),
+    P("cuGetErrorString", 6000, cuGetErrorString),
+    P("cuGetErrorName", 6000, cuGetErrorName),
+};
+#undef P
+
+#define PROC_FLAGS (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+
+/* Works before cuInit, like the real one.  Streams are trivial here, so
+ * the per-thread-stream flag selects the same functions. */
+static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                       CUdriverProcAddressQueryResult *status)
+{
+    CUresult rc = sim_begin("cuGetProcAddress", SIM_NO_INIT);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!symbol || !pfn || (flags & ~(cuuint64_t)PROC_FLAGS))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    *pfn = NULL;
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (strcmp(table[i].symbol, symbol) != 0)
+            continue;
+        if (table[i].since <= cudaVersion) {
+            *pfn = table[i].fn;
+            st = CU_GET_PROC_ADDRESS_SUCCESS;
+            break;
+        }
+        st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    }
+    if (status)
+        *status = st;
+    return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                  cuuint64_t flags)
+{
+    return lookup(symbol, pfn, cudaVersion, flags, NULL);
+}

@@ -1,0 +1,24 @@
+/*
+ * sim_rm.h - hooks where a real driver would do NVIDIA RM work.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * The memory code calls these at the points the real driver talks to the
+ * resource manager, with the sim's lock NOT held (they may call
+ * simcu_lookup() and CUDA functions).  sim_rm.c implements them.
+ */
+#ifndef SIM_RM_H
+#define SIM_RM_H
+
+#include <stdint.h>
+
+#include "simcu.h"
+
+/* cuInit, once, after the devices exist. */
+void simcu_rm_init(int device_count);
+/* An object's pages exist, before any allocation in it is returned. */
+void simcu_rm_object_created(const struct simcu_alloc_info *obj);
+/* An object is being destroyed, before its file is closed. */
+void simcu_rm_object_destroyed(uint64_t object_id);
+
+#endif /* SIM_RM_H */

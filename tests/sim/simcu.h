@@ -1,0 +1,140 @@
+/*
+ * simcu.h - control API of the simulated GPU (tests/sim), a test-only
+ * libcuda.so.1.  Never installed, never a backend.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Memory model
+ *  - Each simulated GPU owns a 64 GiB device VA range reserved PROT_NONE in
+ *    this process: a device pointer is an address in it, so CPU code that
+ *    dereferences one gets SIGSEGV.  The range is never made accessible.
+ *  - Physical pages ("VRAM") are *objects*: one backing file each (a memfd by
+ *    default, see sim_backing.h), 2 MiB-aligned in device VA, sizes rounded
+ *    to 2 MiB.  Allocations of at least the sub-allocation threshold
+ *    (default 2 MiB) get their own object; smaller ones are packed into
+ *    shared 2 MiB objects at the sub-allocation alignment (default 512 B),
+ *    so a small buffer may start at a non-64KiB-aligned address, as with the
+ *    real driver.
+ *  - cuMemFree of an object's last allocation destroys the object: the sim
+ *    unmaps its private view and closes the file.  Pages then survive only
+ *    while someone else holds them (an exported fd, a CPU mapping), exactly
+ *    like dma-buf refcounting.
+ *  - cuMemGetHandleForAddressRange(DMA_BUF_FD) returns a new open file
+ *    description of the object's file.  THE EXPORTED RANGE STARTS AT THE
+ *    FD'S FILE POSITION (lseek(fd, 0, SEEK_CUR)); real dma-buf fds have
+ *    position 0 = range start.  mmap(fd, offset = that position) aliases the
+ *    pages the device pointer names.
+ *  - Freed device VA is reused LIFO by default, so free-then-alloc of the
+ *    same size returns the same address (with a new BUFFER_ID).
+ *
+ * Environment (read at cuInit): SIMCU_DEVICES=N (1..8, default 1),
+ * SIMCU_BACKING=memfd (default; see sim_backing.h).  Any other value makes
+ * cuInit fail with CUDA_ERROR_NO_DEVICE.  simcu_set_device_count() wins
+ * over SIMCU_DEVICES.
+ *
+ * Driver behaviours reproduced that tests may rely on
+ *  - cuMemGetAddressRange of an unknown address: CUDA_ERROR_NOT_FOUND;
+ *    cuPointerGetAttribute of host or unknown memory: CUDA_ERROR_INVALID_VALUE;
+ *    cuPointerGetAttributes of it: CUDA_SUCCESS with every value zero.
+ *  - Boolean pointer attributes, MEMORY_TYPE and DEVICE_ORDINAL are written
+ *    as 4 bytes; CONTEXT, pointers, sizes and ids as 8.
+ *  - Copies and memsets must lie inside one live allocation; an address in
+ *    a GPU's VA range is device memory wherever it is passed (UVA).
+ *  - The last cuDevicePrimaryCtxRelease, and cuDevicePrimaryCtxReset, free
+ *    every allocation of that device.
+ *  - Failure injection is checked first, before cuInit state and arguments.
+ *
+ * Deviations a test may notice: streams are only the NULL/legacy/per-thread
+ * streams and async work completes before the call returns; only primary
+ * contexts exist; the unversioned cuGetProcAddress has the 4-argument
+ * signature of the real unversioned symbol (cuGetProcAddress_v2 has 5).
+ *
+ * Control functions return 0 or a negative errno and never abort.
+ */
+#ifndef SIMCU_H
+#define SIMCU_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIMCU_MAX_DEVICES 8
+
+/** What simcu_lookup() and the observer callbacks describe. */
+struct simcu_alloc_info {
+    uint64_t object_id;     /**< unique per object, never reused */
+    uint64_t object_va;     /**< device VA of the object's first byte */
+    size_t   object_size;   /**< object size (multiple of 2 MiB) */
+    size_t   offset;        /**< offset of the looked-up pointer in the object
+                                 (allocation base for alloc callbacks, 0 for
+                                 object_created) */
+    uint64_t alloc_base;    /**< allocation base (0 for object_created) */
+    size_t   alloc_size;    /**< size passed to cuMemAlloc (0 for object_created) */
+    int      device;        /**< device ordinal */
+    uint64_t buffer_id;     /**< CU_POINTER_ATTRIBUTE_BUFFER_ID (0 for object_created) */
+    int      sync_memops;   /**< CU_POINTER_ATTRIBUTE_SYNC_MEMOPS as last set */
+    int      memfd;         /**< simcu_lookup: a fresh dup, the caller closes it.
+                                 Callbacks: the sim's own fd, valid only during
+                                 the callback (dup it to keep it). */
+    off_t    memfd_offset;  /**< file offset of the object's first byte in memfd
+                                 (0 for the memfd backing) */
+};
+
+/** Make the next `count` calls of `function_name` (the cuda.h source name:
+ *  "cuMemAlloc" also covers cuMemAlloc_v2) fail with `err`, changing
+ *  nothing.  count <= 0 removes the rule.  At most 32 rules. */
+int simcu_fail_next(const char *function_name, CUresult err, int count);
+/** Remove every failure rule. */
+void simcu_fail_clear(void);
+
+/** Number of GPUs (1..SIMCU_MAX_DEVICES); before cuInit only (-EBUSY after). */
+int simcu_set_device_count(int n);
+/** Allocations smaller than this are sub-allocated (0 = never; default 2 MiB). */
+int simcu_set_suballoc_threshold(size_t bytes);
+/** Alignment of sub-allocations: a power of two, 1..2 MiB (default 512). */
+int simcu_set_suballoc_alignment(size_t bytes);
+/** on = 1: freed device VA / sub-allocation offsets are reused (LIFO,
+ *  default); on = 0: never reused. */
+int simcu_set_va_reuse(int on);
+
+/** Describe the live allocation containing p.  0, or -ENOENT if p is in no
+ *  allocation, -EINVAL if out is NULL, -EMFILE etc. if the dup fails.
+ *  Also finds an allocation whose creation or free is being reported to
+ *  the observer. */
+int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out);
+
+/** Allocations / objects currently alive (for leak tests). */
+long simcu_live_allocations(void);
+long simcu_live_objects(void);
+
+/**
+ * Object lifecycle observer, for test doubles that mirror objects.
+ * Callbacks run with the sim's lock NOT held (they may call simcu_lookup
+ * and CUDA functions), in the thread doing the CUDA call:
+ *  object_created  after the pages exist, before any allocation in the
+ *                  object is returned to the caller;
+ *  alloc_created   before cuMemAlloc returns the pointer;
+ *  alloc_freed     before the allocation's memory becomes reusable;
+ *  object_destroyed before the object's file is closed and its VA reusable.
+ * Any callback may be NULL.  The table is copied; pass NULL to remove it.
+ */
+typedef struct simcu_observer {
+    void (*object_created)(const struct simcu_alloc_info *obj, void *arg);
+    void (*object_destroyed)(uint64_t object_id, void *arg);
+    void (*alloc_created)(const struct simcu_alloc_info *a, void *arg);
+    void (*alloc_freed)(const struct simcu_alloc_info *a, void *arg);
+    void *arg;
+} simcu_observer_t;
+
+int simcu_set_observer(const simcu_observer_t *observer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMCU_H */
