@@ -10,6 +10,7 @@
 
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,10 +51,18 @@ static unsigned case_timeout(void)
 /* In the child: run the case, then report failed assertions via exit code.
  * CUnit's state was inherited from the parent, so CU_ASSERT works as usual
  * and prints nothing until we walk the failure list here. */
-static void run_case_in_child(const struct gdrx_test_case *c)
+static void run_case_in_child(const struct gdrx_test_case *c, CU_pTest test)
 {
     unsigned before = CU_get_number_of_failures();
-    c->fn();
+    /* A failed CU_ASSERT_*_FATAL longjmps to test->pJumpBuf, which CUnit
+     * set up in its runner: in the child that would resume CUnit's loop
+     * and run the rest of the suite a second time.  Catch it here. */
+    jmp_buf fatal_jump;
+    jmp_buf *cunit_jump = test->pJumpBuf;
+    test->pJumpBuf = &fatal_jump;
+    if (setjmp(fatal_jump) == 0)
+        c->fn();
+    test->pJumpBuf = cunit_jump;
     unsigned after = CU_get_number_of_failures();
     if (after != before) {
         unsigned i = 0;
@@ -91,7 +100,7 @@ static void trampoline(void)
     }
     if (pid == 0) {
         alarm(case_timeout());
-        run_case_in_child(c);
+        run_case_in_child(c, test);
     }
 
     int status = 0;
