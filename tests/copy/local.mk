@@ -1,1 +1,16 @@
-# tests/copy: rules for this directory (included by the top-level Makefile.am)
+# tests/copy: the copy engine's suite.  It links the copy convenience
+# libraries directly, not libgdrx, so it does not wait for the rest of the
+# library.
+check_PROGRAMS += tests/copy/test_copy
+GDRX_SUITES    += tests/copy/test_copy
+tests_copy_test_copy_SOURCES = \
+	tests/copy/copy_tests.h \
+	tests/copy/test_copy.c \
+	tests/copy/copy_equal.c \
+	tests/copy/copy_guard.c \
+	tests/copy/copy_once.c \
+	tests/copy/copy_driver_check.c \
+	tests/copy/copy_dispatch_test.c
+tests_copy_test_copy_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
+tests_copy_test_copy_CFLAGS = $(AM_CFLAGS) -pthread
+tests_copy_test_copy_LDADD = $(GDRX_COPY_LIBS) $(GDRX_TEST_LIBS) -lpthread

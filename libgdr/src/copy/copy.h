@@ -1,6 +1,6 @@
 /*
  * copy.h - CPU copy routines to/from device mappings, with runtime CPU
- * dispatch.
+ * dispatch.  The only header the rest of the library includes for copying.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,25 +10,64 @@
 #include <stddef.h>
 #include "gdrx.h"
 
-/* A routine copies len bytes; it never writes outside [dst, dst+len),
- * writes no byte twice, and ends with a store fence (sfence). */
+/* Marks a public gdrx_ function: the library is built with
+ * -fvisibility=hidden and the version script exports gdrx_* only. */
+#ifndef GDRX_EXPORT
+#define GDRX_EXPORT __attribute__((visibility("default")))
+#endif
+
+/*
+ * A routine copies len bytes.  The contract every routine but LIBC keeps
+ * (tests/copy proves it):
+ *  - the result equals memcpy for every size and alignment;
+ *  - it never writes outside [dst, dst+len) and writes no byte twice
+ *    (write-combined memory and device registers see every store);
+ *  - it never reads outside [src, src+len) (a BAR page the caller does not
+ *    own may fault);
+ *  - accesses to the mapping side are naturally aligned: 1/2/4/8-byte
+ *    accesses up to 16-byte alignment, then 16/32/64-byte vector accesses;
+ *  - from_mapping starts with a load fence (lfence): loads from WC memory
+ *    are weakly ordered and must not pass the caller's earlier loads;
+ *  - it ends with a store fence (sfence).
+ * LIBC is plain memcpy plus sfence, meant for cache-coherent mappings only
+ * (ordinary x86 ordering applies there): memcpy may store a byte twice
+ * (overlapping tails).
+ */
 typedef void (*gdrx_copy_fn)(void *dst, const void *src, size_t len);
 
 struct gdrx_copy_impl {
-    gdrx_copy_variant_t variant;
+    gdrx_copy_variant_t variant;      /* variant of to_mapping */
     gdrx_copy_fn        to_mapping;   /* host -> WC mapping (NT stores) */
+    gdrx_copy_variant_t from_variant; /* variant whose loads from_mapping uses:
+                                         differs from variant for MOVDIR64B
+                                         (no 64-B load; best streaming load)
+                                         and when the default was chosen per
+                                         direction */
     gdrx_copy_fn        from_mapping; /* WC mapping -> host (streaming loads) */
 };
 
 /* 1 if the running CPU (and OS, via XCR0) supports the variant. */
 int gdrx_copy_variant_supported(gdrx_copy_variant_t variant);
 
-/* Fill *impl for a variant; -ENOTSUP if the CPU lacks it. */
+/* Fill *impl for a variant; -ENOTSUP if the CPU lacks it, -EINVAL if the
+ * value names no variant (GDRX_COPY_AUTO gives the default). */
 int gdrx_copy_impl_get(gdrx_copy_variant_t variant, struct gdrx_copy_impl *impl);
 
 /* The routines the library uses, chosen once (thread-safe, idempotent):
- * best supported variants, or GDRX_COPY_VARIANT=<name> if set and supported.
+ * best supported variants, or GDRX_COPY_VARIANT=<name> (both directions),
+ * GDRX_COPY_TO_VARIANT / GDRX_COPY_FROM_VARIANT (one direction, these win)
+ * if set and supported.  Never fails: a bad or unsupported name falls back
+ * to the default and gdrx_copy_default_note() says why.
  */
 const struct gdrx_copy_impl *gdrx_copy_default(void);
+
+/* Why gdrx_copy_default() ignored an environment request, or "" if it did
+ * not.  Valid for the life of the process. */
+const char *gdrx_copy_default_note(void);
+
+/* Parse a variant name as GDRX_COPY_VARIANT takes it ("sse2", "sse41",
+ * "avx2", "avx512", "movdir64b", "libc", "auto"; case-insensitive).
+ * 0 on success, -EINVAL if unknown. */
+int gdrx_copy_variant_parse(const char *name, gdrx_copy_variant_t *out);
 
 #endif /* GDRX_COPY_H */

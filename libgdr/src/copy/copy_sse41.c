@@ -1,0 +1,16 @@
+/*
+ * copy_sse41.c - SSE4.1 variant, loads only: MOVNTDQA streaming loads from
+ * the 16-B aligned mapping (a 64-B line per round trip instead of 16 B).
+ * Stores are SSE2's (SSE4.1 adds none).  Compiled with -msse4.1.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "copy_driver.h"
+#include "copy_variants.h"
+
+static const struct gdrx_copy_steps from_steps = {
+    .small = gdrx_small_from_map, .v16 = gdrx_stream16_from_map,
+    .wide = gdrx_stream16_from_map, .width = 16, .to_map = 0,
+};
+
+GDRX_DEFINE_COPY(gdrx_copy_from_sse41, from_steps)
