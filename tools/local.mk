@@ -1,1 +1,19 @@
-# tools: rules for this directory (included by the top-level Makefile.am)
+# tools: gdrx-copylat (the latency benchmark, public API only) and
+# gdrx-info.  Both dlopen libcuda.so.1 and link libgdrx.
+bin_PROGRAMS += tools/gdrx-copylat tools/gdrx-info
+
+# What both tools share: the dlopen'ed CUDA API, host facts, the clock.
+noinst_LTLIBRARIES += tools/libgdrx_tool.la
+tools_libgdrx_tool_la_SOURCES = tools/tool_cuda.c tools/tool_cuda.h \
+	tools/tool_sys.c tools/tool_sys.h
+tools_libgdrx_tool_la_LIBADD = $(DL_LIBS)
+
+tools_gdrx_copylat_SOURCES = tools/gdrx-copylat.c tools/copylat.h \
+	tools/copylat_opts.c tools/copylat_measure.c
+tools_gdrx_copylat_LDADD = tools/libgdrx_tool.la $(top_builddir)/libgdr/libgdrx.la
+
+# gdrx-info also links the copy engine's detection (see its header comment).
+tools_gdrx_info_SOURCES = tools/gdrx-info.c
+tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
+tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \
+	$(top_builddir)/libgdr/libgdrx.la -lpthread
