@@ -8,17 +8,29 @@
  * Conventions
  *  - Every function returning int returns 0 on success or a negative errno
  *    (-EINVAL, -ENOMEM, ...), as liburing does.  gdrx_strerror() names it.
- *  - Contexts and pins are small value handles, not pointers: a handle that
- *    was closed, unpinned, or belongs to another context is rejected with
- *    -EINVAL (or -EBADF for a closed context) instead of being dereferenced.
+ *  - Contexts and pins are small value handles (64-bit ids carrying a
+ *    generation), not pointers, and are never dereferenced unchecked: a
+ *    context handle that names no open context (closed, or garbage) gives
+ *    -EBADF; a pin handle that names no live pin (unpinned, closed with its
+ *    context, garbage) or belongs to another context gives -EINVAL.
+ *  - A call that fails changes nothing and writes no output argument.
  *  - Nothing aborts, asserts on caller input or prints, unless the
  *    environment variable GDRX_LOG_LEVEL asks for messages on stderr
  *    (0 = off (default), 1 = error, 2 = warn, 3 = info, 4 = debug).
  *  - Thread safety: every function may be called from any thread, on the same
- *    or different contexts and pins, concurrently.  The one rule is the
- *    usual lifetime rule: a thread must not use a mapping (copy through it)
- *    while another thread unmaps/unpins/closes it; such a copy returns an
- *    error or faults, and never touches memory outside the pinned allocation.
+ *    or different contexts and pins, concurrently; state changes of one pin
+ *    are serialised inside the library, and copies take no lock.  The one
+ *    rule is the usual lifetime rule: a thread must not copy through a
+ *    mapping while another thread unmaps/unpins/closes it.  A copy that
+ *    starts after the unmap returns -EINVAL; one already running when the
+ *    mapping goes is a use after munmap (it may fault, or reach whatever is
+ *    mapped at that address next).  CUDA freeing the memory is different:
+ *    the library revokes the mapping in place, see docs/semantics.md.
+ *
+ * Environment: GDRX_BACKEND=gdrdrv|nvrm|dmabuf|auto (overrides
+ * GDRX_BACKEND_AUTO; an unknown name makes gdrx_open fail with -EINVAL),
+ * GDRX_LOG_LEVEL (above), GDRX_COPY_VARIANT=<name> (copy routine),
+ * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv).
  *
  * Ordering (CPU stores vs GPU work)
  *  - gdrx_pin() sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation, so
@@ -124,7 +136,11 @@ typedef enum gdrx_copy_variant {
 
 void gdrx_open_params_init(struct gdrx_open_params *params);
 
-/** Open a context.  params may be NULL for defaults. */
+/**
+ * Open a context.  params may be NULL for defaults.  -ENODEV (or the
+ * forced backend's error) if no backend can be used, -ELIBACC if
+ * libcuda.so.1 cannot be loaded, -EINVAL for bad params or GDRX_BACKEND.
+ */
 int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
 
 /** Close a context; unmaps and unpins whatever it still holds. */
@@ -133,17 +149,22 @@ int gdrx_close(gdrx_t ctx);
 /**
  * Pin [dptr, dptr+len) of one CUDA allocation.  Any address and length
  * inside the allocation is accepted; the library rounds to GPU pages.
+ * -EINVAL for len 0, a range that is not device memory or crosses the end
+ * of its allocation, flags other than GDRX_PIN_FLAG_DEFAULT.
  */
 int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
              gdrx_pin_t *pin_out);
 
-/** Unpin (unmapping first if still mapped). */
+/** Unpin (unmapping first if still mapped).  The handle is dead afterwards
+ *  even if the backend reported an error (which is returned). */
 int gdrx_unpin(gdrx_t ctx, gdrx_pin_t pin);
 
-/** Map a pin into the CPU; *cpu_ptr receives the address of byte dptr. */
+/** Map a pin into the CPU; *cpu_ptr receives the address of byte dptr.
+ *  -EEXIST if already mapped, -ESTALE if CUDA freed the memory. */
 int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr);
 
-/** Remove the CPU mapping of a pin. */
+/** Remove the CPU mapping of a pin (-EINVAL if not mapped).  Also releases
+ *  the inaccessible range a stale pin's mapping was replaced with. */
 int gdrx_unmap(gdrx_t ctx, gdrx_pin_t pin);
 
 /** Describe a pin; also refreshes info->stale. */
@@ -152,15 +173,19 @@ int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info *info);
 /**
  * Copy len bytes from host memory src to the mapping at map_dst, which must
  * lie inside pin's mapping [cpu_ptr, cpu_ptr + len of the pin).  Returns
- * -ERANGE if it does not, -ESTALE if CUDA freed the memory.
+ * -ERANGE if it does not, -ESTALE if CUDA freed the memory, -EINVAL if the
+ * pin is not live or not mapped (or src is NULL).  len 0 copies nothing.
+ * Lock-free; safe to call from any number of threads on one pin.
  */
 int gdrx_copy_to_mapping(gdrx_pin_t pin, void *map_dst, const void *src,
                          size_t len);
 
-/** Copy len bytes from the mapping at map_src to host memory dst. */
+/** Copy len bytes from the mapping at map_src to host memory dst; errors
+ *  as gdrx_copy_to_mapping(). */
 int gdrx_copy_from_mapping(gdrx_pin_t pin, void *dst, const void *map_src,
                            size_t len);
 
+/** -EINVAL for an unknown attr; -EOPNOTSUPP if the backend cannot say. */
 int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value);
 
 /** Library version (of the .so actually loaded). */

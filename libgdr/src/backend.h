@@ -35,13 +35,19 @@ struct gdrx_pin_req {
 /** A backend's pin, filled by pin() and map(). */
 struct gdrx_backend_pin {
     void               *priv;       /* backend's own per-pin state */
+    /* The device range actually pinned.  The core presets it to the
+     * request's window; pin() may change it (e.g. to a host-page cover
+     * when the driver refuses a window that crosses the allocation), as
+     * long as it still covers [dptr, dptr+len). */
+    uint64_t            pin_base;
+    size_t              pin_size;
+    size_t              page_size;  /* set by pin() */
     /* Set by map(): CPU address cpu_base corresponds to device VA dbase;
-     * the mapping is map_size bytes long. */
+     * the mapping is map_size bytes long and covers [dptr, dptr+len). */
     void               *cpu_base;
     uint64_t            dbase;
     size_t              map_size;
     gdrx_mapping_type_t type;
-    size_t              page_size;  /* set by pin() */
 };
 
 struct gdrx_backend_ops {
@@ -51,8 +57,14 @@ struct gdrx_backend_ops {
      * (the core then tries the next backend in AUTO mode). */
     int  (*open)(void **bctx);
     void (*close)(void *bctx);
+    /* Called with the primary context of req->device current. */
     int  (*pin)(void *bctx, const struct gdrx_pin_req *req,
                 struct gdrx_backend_pin *bp);
+    /* Release the pin.  The core calls unmap() first when the pin is
+     * mapped, except after revoking a stale pin: then it has already
+     * replaced [cpu_base, cpu_base+map_size) with an inaccessible mapping
+     * of its own and calls unpin() alone, so a backend keeps no state that
+     * only unmap() would release. */
     int  (*unpin)(void *bctx, struct gdrx_backend_pin *bp);
     int  (*map)(void *bctx, struct gdrx_backend_pin *bp);
     int  (*unmap)(void *bctx, struct gdrx_backend_pin *bp);
@@ -63,6 +75,11 @@ struct gdrx_backend_ops {
     int  (*driver_version)(void *bctx, uint64_t *version);
 };
 
+/*
+ * The backends.  gdrx_backend_nvrm_ops is defined by libgdr/src/nvrm/, whose
+ * local.mk adds -DGDRX_HAVE_NVRM to libgdr_libgdrx_la_CPPFLAGS together with
+ * its sources; backend_select.c references it only under that define.
+ */
 extern const struct gdrx_backend_ops gdrx_backend_gdrdrv_ops;
 extern const struct gdrx_backend_ops gdrx_backend_nvrm_ops;
 extern const struct gdrx_backend_ops gdrx_backend_dmabuf_ops;

@@ -1,1 +1,64 @@
-# tests/libgdr: rules for this directory (included by the top-level Makefile.am)
+# tests/libgdr: the libgdrx suites.  They dlopen libcuda.so.1 (the simulated
+# GPU under `make check`) and select the backend from GDRX_BACKEND (default
+# dmabuf), so the same programs run in the kernel tests' qemu guest with
+# GDRX_BACKEND=gdrdrv.
+check_LTLIBRARIES += tests/libgdr/libtcuda.la
+tests_libgdr_libtcuda_la_SOURCES = tests/libgdr/tcuda.h tests/libgdr/tcuda.c
+tests_libgdr_libtcuda_la_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+# Self-contained (tc_open uses libgdrx): other suites (tests/nvrm) link it too.
+tests_libgdr_libtcuda_la_LIBADD = $(top_builddir)/libgdr/libgdrx.la $(DL_LIBS)
+
+GDRX_LIBGDR_TEST_LIBS = $(top_builddir)/tests/libgdr/libtcuda.la \
+	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_api
+GDRX_SUITES    += tests/libgdr/test_api
+tests_libgdr_test_api_SOURCES  = tests/libgdr/test_api.h tests/libgdr/test_api.c \
+	tests/libgdr/test_api_meta.c
+tests_libgdr_test_api_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_api_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_pin_align
+GDRX_SUITES    += tests/libgdr/test_pin_align
+tests_libgdr_test_pin_align_SOURCES  = tests/libgdr/test_pin_align.c
+tests_libgdr_test_pin_align_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_pin_align_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_stale
+GDRX_SUITES    += tests/libgdr/test_stale
+tests_libgdr_test_stale_SOURCES  = tests/libgdr/test_stale.c
+tests_libgdr_test_stale_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_stale_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_threads
+GDRX_SUITES    += tests/libgdr/test_threads
+tests_libgdr_test_threads_SOURCES  = tests/libgdr/test_threads.c
+tests_libgdr_test_threads_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_threads_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_threads_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+
+check_PROGRAMS += tests/libgdr/test_multi_gpu
+GDRX_SUITES    += tests/libgdr/test_multi_gpu
+tests_libgdr_test_multi_gpu_SOURCES  = tests/libgdr/test_multi_gpu.c
+tests_libgdr_test_multi_gpu_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_multi_gpu_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+# The gdrdrv backend against a fake driver (no module, no CUDA).
+check_PROGRAMS += tests/libgdr/test_gdrdrv
+GDRX_SUITES    += tests/libgdr/test_gdrdrv
+tests_libgdr_test_gdrdrv_SOURCES  = tests/libgdr/test_gdrdrv.c \
+	libgdr/src/backend_gdrdrv.c libgdr/src/log.c
+tests_libgdr_test_gdrdrv_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_GDRDRV_TEST_SEAM \
+	-I$(top_srcdir)/libgdr/src -I$(top_srcdir)/gdrdrv
+tests_libgdr_test_gdrdrv_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_gdrdrv_LDADD    = $(GDRX_TEST_LIBS)
+
+# The dmabuf backend against a fake CUDA driver (mmap refusals, fallbacks).
+check_PROGRAMS += tests/libgdr/test_dmabuf
+GDRX_SUITES    += tests/libgdr/test_dmabuf
+tests_libgdr_test_dmabuf_SOURCES  = tests/libgdr/test_dmabuf.c \
+	libgdr/src/backend_dmabuf.c libgdr/src/log.c
+tests_libgdr_test_dmabuf_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_DMABUF_TEST_SEAM \
+	-I$(top_srcdir)/libgdr/src
+tests_libgdr_test_dmabuf_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_dmabuf_LDADD    = $(GDRX_TEST_LIBS)

@@ -1,0 +1,138 @@
+/*
+ * context.c - the context table: open, close, and lookup of contexts.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "free_hook.h"
+#include "log.h"
+
+static void ctx_slot_init(struct gdrx_hslot *s)
+{
+    struct gdrx_ctx *ctx = (struct gdrx_ctx *)s;
+
+    /* Lives as long as the slot, i.e. forever: a thread that looked the
+     * context up just before it was closed may still lock it safely. */
+    pthread_rwlock_init(&ctx->lock, NULL);
+}
+
+struct gdrx_htable gdrx_ctx_table = GDRX_HTABLE_INIT(GDRX_CTX_TAG, struct gdrx_ctx, ctx_slot_init);
+
+struct gdrx_ctx *gdrx_ctx_get(uint64_t id)
+{
+    struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_lookup(&gdrx_ctx_table, id);
+
+    if (!ctx)
+        return NULL;
+    pthread_rwlock_rdlock(&ctx->lock);
+    /* Closed (and perhaps reopened under a new id) while we waited. */
+    if (!gdrx_ht_is_live(&ctx->h, id)) {
+        pthread_rwlock_unlock(&ctx->lock);
+        return NULL;
+    }
+    return ctx;
+}
+
+void gdrx_ctx_put(struct gdrx_ctx *ctx)
+{
+    pthread_rwlock_unlock(&ctx->lock);
+}
+
+int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
+{
+    const struct gdrx_cuda *cu = NULL;
+    const struct gdrx_backend_ops *ops = NULL;
+    void *bctx = NULL;
+    uint64_t id;
+
+    int rc = gdrx_cuda_get(&cu);
+    if (rc)
+        return rc;
+    struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_alloc(&gdrx_ctx_table, &id);
+    if (!ctx)
+        return -ENOMEM;
+    /* Nobody else can reach the slot before it is published; the write
+     * lock only documents that (and keeps thread sanitizers informed). */
+    pthread_rwlock_wrlock(&ctx->lock);
+    rc = gdrx_devctx_init(&ctx->dev, cu);
+    if (rc)
+        goto err_slot;
+    rc = gdrx_backend_open(want, &ops, &bctx);
+    if (rc)
+        goto err_dev;
+    ctx->ops = ops;
+    ctx->bctx = bctx;
+    atomic_store_explicit(&ctx->pin_count, 0, memory_order_relaxed);
+    gdrx_free_hook_enable();
+    gdrx_ht_publish(&ctx->h, id);
+    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_info("context %#llx open on backend %s, %d device(s)", (unsigned long long)id,
+              ops->name, ctx->dev.count);
+    *id_out = id;
+    return 0;
+
+err_dev:
+    gdrx_devctx_fini(&ctx->dev);
+err_slot:
+    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
+    return rc;
+}
+
+struct close_scan {
+    uint64_t ctx_id;
+    int      rc;
+};
+
+static void unpin_if_owned(struct gdrx_hslot *s, void *arg)
+{
+    struct gdrx_pin *pin = (struct gdrx_pin *)s;
+    struct close_scan *cs = arg;
+
+    if (atomic_load_explicit(&pin->owner, memory_order_acquire) != cs->ctx_id)
+        return;
+    pthread_mutex_lock(&pin->lock);
+    if (atomic_load_explicit(&pin->owner, memory_order_relaxed) != cs->ctx_id) {
+        pthread_mutex_unlock(&pin->lock);
+        return;
+    }
+    int rc = gdrx_pin_destroy_locked(pin);
+    if (rc && !cs->rc)
+        cs->rc = rc;
+}
+
+int gdrx_ctx_close(uint64_t id)
+{
+    struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_lookup(&gdrx_ctx_table, id);
+
+    if (!ctx)
+        return -EBADF;
+    pthread_rwlock_wrlock(&ctx->lock);
+    if (!gdrx_ht_is_live(&ctx->h, id)) {
+        pthread_rwlock_unlock(&ctx->lock);
+        return -EBADF; /* another thread closed it first */
+    }
+    gdrx_ht_retire(&ctx->h);
+
+    /* Every operation on this context holds the read lock, so no pin of it
+     * is being created; each pin is destroyed under its own lock, which
+     * also waits out a free hook working on it. */
+    struct close_scan cs = { .ctx_id = id, .rc = 0 };
+    gdrx_ht_foreach(&gdrx_pin_table, unpin_if_owned, &cs);
+    if (cs.rc)
+        gdrx_warn("context %#llx: a backend unpin failed at close: %d",
+                  (unsigned long long)id, cs.rc);
+
+    ctx->ops->close(ctx->bctx);
+    ctx->ops = NULL;
+    ctx->bctx = NULL;
+    gdrx_devctx_fini(&ctx->dev);
+    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
+    return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * cuda_loader.h - the CUDA driver API entry points libgdrx uses, resolved at
+ * run time from libcuda.so.1 (never linked, so the library loads on
+ * machines without a GPU driver and fails with a clear error instead).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef GDRX_CUDA_LOADER_H
+#define GDRX_CUDA_LOADER_H
+
+#include <cuda.h>
+
+/* The member types follow cuda.h's prototypes, which name the current ABI
+ * of each entry point (cuMemGetAddressRange is the _v2 one, ...). */
+struct gdrx_cuda {
+    int driver_version; /* cuDriverGetVersion(), e.g. 13000 */
+    __typeof__(&cuInit)                    Init;
+    __typeof__(&cuDriverGetVersion)        DriverGetVersion;
+    __typeof__(&cuDeviceGetCount)          DeviceGetCount;
+    __typeof__(&cuDeviceGet)               DeviceGet;
+    __typeof__(&cuDeviceGetAttribute)      DeviceGetAttribute;
+    __typeof__(&cuDevicePrimaryCtxRetain)  DevicePrimaryCtxRetain;
+    __typeof__(&cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease;
+    __typeof__(&cuCtxPushCurrent)          CtxPushCurrent;
+    __typeof__(&cuCtxPopCurrent)           CtxPopCurrent;
+    __typeof__(&cuMemGetAddressRange)      MemGetAddressRange;
+    __typeof__(&cuPointerGetAttribute)     PointerGetAttribute;
+    __typeof__(&cuPointerSetAttribute)     PointerSetAttribute;
+    /* NULL when the driver predates CUDA 11.7 (then no dmabuf backend). */
+    __typeof__(&cuMemGetHandleForAddressRange) MemGetHandleForAddressRange;
+};
+
+/*
+ * Load libcuda.so.1 and call cuInit(0), once per process (thread-safe).
+ * Returns 0 and *cu, -ELIBACC if the library or a required entry point is
+ * missing, -ENODEV if cuInit fails.  The library is never unloaded: CUDA
+ * does not support dlclose.
+ */
+int gdrx_cuda_get(const struct gdrx_cuda **cu);
+
+/* A CUresult as a negative errno. */
+int gdrx_cuda_errno(CUresult res);
+
+#endif /* GDRX_CUDA_LOADER_H */

@@ -1,0 +1,206 @@
+/*
+ * gdrx.c - the public entry points (except the copies, in fastpath.c):
+ * argument checks, handle lookup and locking around the work in context.c
+ * and pin.c.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Every bad input is rejected before anything changes, and outputs are
+ * written only on success.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core.h"
+#include "export.h"
+
+GDRX_EXPORT void gdrx_open_params_init(struct gdrx_open_params *params)
+{
+    if (!params)
+        return;
+    memset(params, 0, sizeof(*params));
+    params->struct_size = sizeof(*params);
+    params->backend = GDRX_BACKEND_AUTO;
+}
+
+/* A caller built against a newer header may pass a bigger struct; that is
+ * fine as long as the fields we do not know are zero (not asked for). */
+static int check_open_params(const struct gdrx_open_params *p)
+{
+    if (p->struct_size < sizeof(*p))
+        return -EINVAL;
+    const unsigned char *extra = (const unsigned char *)p + sizeof(*p);
+    for (size_t i = 0; i < p->struct_size - sizeof(*p); i++)
+        if (extra[i])
+            return -EINVAL;
+    if (p->flags != 0)
+        return -EINVAL;
+    switch (p->backend) {
+    case GDRX_BACKEND_AUTO:
+    case GDRX_BACKEND_GDRDRV:
+    case GDRX_BACKEND_NVRM:
+    case GDRX_BACKEND_DMABUF:
+        return 0;
+    }
+    return -EINVAL;
+}
+
+GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out)
+{
+    struct gdrx_open_params defaults;
+
+    if (!ctx_out)
+        return -EINVAL;
+    if (!params) {
+        gdrx_open_params_init(&defaults);
+        params = &defaults;
+    }
+    int rc = check_open_params(params);
+    if (rc)
+        return rc;
+    uint64_t id;
+    rc = gdrx_ctx_open(params->backend, &id);
+    if (rc == 0)
+        ctx_out->id = id;
+    return rc;
+}
+
+GDRX_EXPORT int gdrx_close(gdrx_t ctx)
+{
+    return gdrx_ctx_close(ctx.id);
+}
+
+GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
+                         gdrx_pin_t *pin_out)
+{
+    if (!pin_out || len == 0 || dptr == 0 || flags != GDRX_PIN_FLAG_DEFAULT ||
+        len > UINT64_MAX - dptr)
+        return -EINVAL;
+    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
+    if (!c)
+        return -EBADF;
+    uint64_t id;
+    int rc = gdrx_pin_create(c, dptr, len, flags, &id);
+    gdrx_ctx_put(c);
+    if (rc == 0)
+        pin_out->id = id;
+    return rc;
+}
+
+/* The shape of every per-pin entry point: context read-locked, pin locked
+ * and checked to be live and of this context, then op.  op returns with the
+ * pin's lock still held, except the unpin op, which releases it. */
+typedef int (*pin_op_fn)(struct gdrx_pin *pin, void *arg);
+
+static int with_pin(gdrx_t ctx, gdrx_pin_t pin, pin_op_fn op, void *arg, int op_unlocks)
+{
+    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
+
+    if (!c)
+        return -EBADF;
+    struct gdrx_pin *p = gdrx_pin_get_locked(c, pin.id);
+    if (!p) {
+        gdrx_ctx_put(c);
+        return -EINVAL;
+    }
+    int rc = op(p, arg);
+    if (!op_unlocks)
+        pthread_mutex_unlock(&p->lock);
+    gdrx_ctx_put(c);
+    return rc;
+}
+
+static int unpin_op(struct gdrx_pin *p, void *arg)
+{
+    (void)arg;
+    return gdrx_pin_destroy_locked(p);
+}
+
+static int map_op(struct gdrx_pin *p, void *arg)
+{
+    return gdrx_pin_map_locked(p, arg);
+}
+
+static int unmap_op(struct gdrx_pin *p, void *arg)
+{
+    (void)arg;
+    return gdrx_pin_unmap_locked(p);
+}
+
+static int query_op(struct gdrx_pin *p, void *arg)
+{
+    return gdrx_pin_query_locked(p, arg);
+}
+
+GDRX_EXPORT int gdrx_unpin(gdrx_t ctx, gdrx_pin_t pin)
+{
+    return with_pin(ctx, pin, unpin_op, NULL, 1);
+}
+
+GDRX_EXPORT int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr)
+{
+    if (!cpu_ptr)
+        return -EINVAL;
+    return with_pin(ctx, pin, map_op, cpu_ptr, 0);
+}
+
+GDRX_EXPORT int gdrx_unmap(gdrx_t ctx, gdrx_pin_t pin)
+{
+    return with_pin(ctx, pin, unmap_op, NULL, 0);
+}
+
+GDRX_EXPORT int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info *info)
+{
+    if (!info)
+        return -EINVAL;
+    return with_pin(ctx, pin, query_op, info, 0);
+}
+
+static int ctx_attr(struct gdrx_ctx *c, gdrx_attr_t attr, uint64_t *value)
+{
+    uint64_t v = 0;
+    int rc = 0;
+
+    switch (attr) {
+    case GDRX_ATTR_BACKEND:
+        v = (uint64_t)c->ops->id;
+        break;
+    case GDRX_ATTR_DRIVER_VERSION:
+        if (!c->ops->driver_version)
+            return -EOPNOTSUPP;
+        rc = c->ops->driver_version(c->bctx, &v);
+        break;
+    case GDRX_ATTR_CUDA_DRIVER_VERSION:
+        v = (uint64_t)c->dev.cu->driver_version;
+        break;
+    case GDRX_ATTR_DEVICE_COUNT:
+        v = (uint64_t)c->dev.count;
+        break;
+    case GDRX_ATTR_COPY_TO_VARIANT:
+        v = (uint64_t)gdrx_copy_default()->variant;
+        break;
+    case GDRX_ATTR_COPY_FROM_VARIANT:
+        v = (uint64_t)gdrx_copy_default()->from_variant;
+        break;
+    case GDRX_ATTR_PIN_COUNT:
+        v = atomic_load_explicit(&c->pin_count, memory_order_relaxed);
+        break;
+    default:
+        return -EINVAL;
+    }
+    if (rc == 0)
+        *value = v;
+    return rc;
+}
+
+GDRX_EXPORT int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value)
+{
+    if (!value)
+        return -EINVAL;
+    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
+    if (!c)
+        return -EBADF;
+    int rc = ctx_attr(c, attr, value);
+    gdrx_ctx_put(c);
+    return rc;
+}

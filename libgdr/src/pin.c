@@ -1,0 +1,286 @@
+/*
+ * pin.c - the life of a pin: create (validate the range against its CUDA
+ * allocation, align it to GPU pages, pin through the backend), map, unmap,
+ * query and destroy.  Every function here but gdrx_pin_create() runs with
+ * pin->lock held.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core.h"
+#include "log.h"
+
+static void pin_slot_init(struct gdrx_hslot *s)
+{
+    struct gdrx_pin *pin = (struct gdrx_pin *)s;
+
+    /* Never destroyed: the slot outlives every pin it holds. */
+    pthread_mutex_init(&pin->lock, NULL);
+}
+
+struct gdrx_htable gdrx_pin_table = GDRX_HTABLE_INIT(GDRX_PIN_TAG, struct gdrx_pin, pin_slot_init);
+
+struct gdrx_pin *gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id)
+{
+    struct gdrx_pin *pin = (struct gdrx_pin *)gdrx_ht_lookup(&gdrx_pin_table, id);
+
+    if (!pin)
+        return NULL;
+    pthread_mutex_lock(&pin->lock);
+    if (!gdrx_ht_is_live(&pin->h, id) || pin->ctx != ctx) {
+        pthread_mutex_unlock(&pin->lock);
+        return NULL;
+    }
+    return pin;
+}
+
+/* The device that owns dptr; -EINVAL if dptr is not device memory. */
+static int pointer_device(const struct gdrx_cuda *cu, uint64_t dptr, int *device)
+{
+    unsigned int memtype = 0;
+    int ordinal = -1;
+
+    if (cu->PointerGetAttribute(&memtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr) != CUDA_SUCCESS ||
+        memtype != CU_MEMORYTYPE_DEVICE) {
+        gdrx_dbg("%#llx is not CUDA device memory", (unsigned long long)dptr);
+        return -EINVAL;
+    }
+    CUresult res = cu->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr);
+    if (res != CUDA_SUCCESS || ordinal < 0) {
+        gdrx_err("no device ordinal for %#llx: CUDA error %d", (unsigned long long)dptr, (int)res);
+        return res != CUDA_SUCCESS ? gdrx_cuda_errno(res) : -EINVAL;
+    }
+    *device = ordinal;
+    return 0;
+}
+
+/* Fill the allocation, window and buffer id of req (device context
+ * current); sets SYNC_MEMOPS as GPUDirect RDMA requires. */
+static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *req)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult res = cu->MemGetAddressRange(&base, &size, (CUdeviceptr)req->dptr);
+
+    if (res != CUDA_SUCCESS) {
+        gdrx_dbg("cuMemGetAddressRange(%#llx) failed: CUDA error %d",
+                 (unsigned long long)req->dptr, (int)res);
+        return -EINVAL;
+    }
+    /* [dptr, dptr+len) must lie inside [base, base+size); written so
+     * that no sum can wrap. */
+    if (req->dptr < base || req->len > size || req->dptr - base > size - req->len) {
+        gdrx_dbg("[%#llx, +%zu) crosses the end of its allocation [%#llx, +%zu)",
+                 (unsigned long long)req->dptr, req->len, (unsigned long long)base, size);
+        return -EINVAL;
+    }
+    uint64_t end = req->dptr + req->len;
+    if (end > UINT64_MAX - (GDRX_GPU_PAGE_SIZE - 1))
+        return -EINVAL;
+    req->alloc_base = base;
+    req->alloc_size = size;
+    req->win_base = req->dptr & ~(GDRX_GPU_PAGE_SIZE - 1);
+    req->win_size = ((end + GDRX_GPU_PAGE_SIZE - 1) & ~(GDRX_GPU_PAGE_SIZE - 1)) - req->win_base;
+
+    unsigned long long buffer_id = 0;
+    res = cu->PointerGetAttribute(&buffer_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, req->dptr);
+    if (res != CUDA_SUCCESS) {
+        gdrx_err("no buffer id for %#llx: CUDA error %d", (unsigned long long)req->dptr, (int)res);
+        return gdrx_cuda_errno(res);
+    }
+    req->buffer_id = buffer_id;
+
+    unsigned int one = 1;
+    res = cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, req->dptr);
+    if (res != CUDA_SUCCESS) {
+        gdrx_err("cannot set SYNC_MEMOPS on %#llx: CUDA error %d",
+                 (unsigned long long)req->dptr, (int)res);
+        return gdrx_cuda_errno(res);
+    }
+    return 0;
+}
+
+/* Backend pin of req into a fresh slot; the device context is current. */
+static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, uint64_t *id)
+{
+    struct gdrx_pin *pin = (struct gdrx_pin *)gdrx_ht_alloc(&gdrx_pin_table, id);
+
+    if (!pin)
+        return -ENOMEM;
+    pthread_mutex_lock(&pin->lock);
+    pin->ctx = ctx;
+    pin->ops = ctx->ops;
+    pin->bctx = ctx->bctx;
+    pin->req = *req;
+    memset(&pin->bp, 0, sizeof(pin->bp));
+    pin->bp.pin_base = req->win_base;
+    pin->bp.pin_size = req->win_size;
+    pin->bp.page_size = GDRX_GPU_PAGE_SIZE;
+    pin->mapped = pin->stale = pin->released = pin->revoked = 0;
+
+    /* Visible to the free hook before the backend pins: a free racing
+     * with this pin waits for pin->lock and then revokes it. */
+    atomic_store_explicit(&pin->alloc_lo, req->alloc_base, memory_order_relaxed);
+    atomic_store_explicit(&pin->alloc_hi, req->alloc_base + req->alloc_size,
+                          memory_order_relaxed);
+    atomic_store_explicit(&pin->owner, atomic_load(&ctx->h.live_id), memory_order_release);
+
+    int rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
+    if (rc == 0 && (pin->bp.pin_base > req->dptr ||
+                    req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
+                    pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len)) {
+        gdrx_err("backend %s pinned [%#llx, +%zu), which misses the request",
+                 ctx->ops->name, (unsigned long long)pin->bp.pin_base, pin->bp.pin_size);
+        ctx->ops->unpin(ctx->bctx, &pin->bp);
+        rc = -EIO;
+    }
+    if (rc) {
+        atomic_store(&pin->owner, 0);
+        atomic_store(&pin->alloc_lo, 0);
+        atomic_store(&pin->alloc_hi, 0);
+        pthread_mutex_unlock(&pin->lock);
+        gdrx_ht_free(&gdrx_pin_table, &pin->h);
+        return rc;
+    }
+    gdrx_pin_fp_publish(pin, 1);
+    gdrx_ht_publish(&pin->h, *id);
+    atomic_fetch_add_explicit(&ctx->pin_count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&pin->lock);
+    return 0;
+}
+
+int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t flags, uint64_t *id)
+{
+    struct gdrx_pin_req req = { .dptr = dptr, .len = len, .flags = flags };
+    const struct gdrx_cuda *cu = ctx->dev.cu;
+
+    int rc = pointer_device(cu, dptr, &req.device);
+    if (rc)
+        return rc;
+    rc = gdrx_devctx_push(&ctx->dev, req.device);
+    if (rc)
+        return rc;
+    rc = describe_allocation(cu, &req);
+    if (rc == 0)
+        rc = pin_into_slot(ctx, &req, id);
+    gdrx_devctx_pop(&ctx->dev);
+    if (rc == 0)
+        gdrx_dbg("pinned [%#llx, +%zu) on device %d as %#llx", (unsigned long long)dptr, len,
+                 req.device, (unsigned long long)*id);
+    return rc;
+}
+
+/* Take the CPU mapping away: the core's PROT_NONE reservation after a
+ * revocation, else the backend's mapping. */
+static int drop_mapping(struct gdrx_pin *pin)
+{
+    int rc = 0;
+
+    if (pin->revoked) {
+        if (munmap(pin->bp.cpu_base, pin->bp.map_size) != 0)
+            rc = -errno;
+        pin->revoked = 0;
+    } else {
+        rc = pin->ops->unmap(pin->bctx, &pin->bp);
+    }
+    pin->mapped = 0;
+    pin->bp.cpu_base = NULL;
+    pin->bp.map_size = 0;
+    pin->bp.type = GDRX_MAPPING_NONE;
+    return rc;
+}
+
+int gdrx_pin_map_locked(struct gdrx_pin *pin, void **cpu_ptr)
+{
+    if (pin->mapped)
+        return -EEXIST;
+    int rc = gdrx_pin_refresh_stale_locked(pin);
+    if (rc)
+        return rc > 0 ? -ESTALE : rc;
+    rc = pin->ops->map(pin->bctx, &pin->bp);
+    if (rc)
+        return rc;
+    const struct gdrx_backend_pin *bp = &pin->bp;
+    const struct gdrx_pin_req *req = &pin->req;
+    if (!bp->cpu_base || bp->dbase > req->dptr || req->dptr - bp->dbase > bp->map_size ||
+        bp->map_size - (req->dptr - bp->dbase) < req->len) {
+        gdrx_err("backend %s mapped [%#llx, +%zu), which misses the pin",
+                 pin->ops->name, (unsigned long long)bp->dbase, bp->map_size);
+        pin->ops->unmap(pin->bctx, &pin->bp);
+        return -EIO;
+    }
+    pin->mapped = 1;
+    gdrx_pin_fp_publish(pin, 1);
+    *cpu_ptr = (char *)bp->cpu_base + (req->dptr - bp->dbase);
+    return 0;
+}
+
+int gdrx_pin_unmap_locked(struct gdrx_pin *pin)
+{
+    if (!pin->mapped)
+        return -EINVAL;
+    gdrx_pin_fp_publish(pin, 0); /* copies fail before the memory goes */
+    return drop_mapping(pin);
+}
+
+int gdrx_pin_destroy_locked(struct gdrx_pin *pin)
+{
+    int rc = 0;
+    struct gdrx_ctx *ctx = pin->ctx;
+
+    gdrx_pin_fp_publish(pin, 0);
+    gdrx_ht_retire(&pin->h);
+    if (pin->mapped)
+        rc = drop_mapping(pin);
+    if (!pin->released) {
+        int urc = pin->ops->unpin(pin->bctx, &pin->bp);
+        if (urc && !rc)
+            rc = urc;
+        pin->released = 1;
+    }
+    atomic_store_explicit(&pin->owner, 0, memory_order_relaxed);
+    atomic_store_explicit(&pin->alloc_lo, 0, memory_order_relaxed);
+    atomic_store_explicit(&pin->alloc_hi, 0, memory_order_relaxed);
+    pin->ctx = NULL;
+    atomic_fetch_sub_explicit(&ctx->pin_count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&pin->lock);
+    gdrx_ht_free(&gdrx_pin_table, &pin->h);
+    if (rc)
+        gdrx_warn("releasing a pin failed (%d); the handle is gone regardless", rc);
+    return rc;
+}
+
+int gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info)
+{
+    int stale = gdrx_pin_refresh_stale_locked(pin);
+
+    if (stale < 0)
+        return stale;
+    const struct gdrx_pin_req *req = &pin->req;
+    const struct gdrx_backend_pin *bp = &pin->bp;
+    memset(info, 0, sizeof(*info));
+    info->dptr = req->dptr;
+    info->len = req->len;
+    info->alloc_base = req->alloc_base;
+    info->alloc_size = req->alloc_size;
+    info->pinned_base = bp->pin_base;
+    info->pinned_size = bp->pin_size;
+    info->page_size = bp->page_size;
+    info->device = req->device;
+    info->backend = pin->ops->id;
+    info->stale = stale;
+    /* A revoked mapping still occupies its address range (PROT_NONE) until
+     * gdrx_unmap(), but it is no mapping of the memory any more. */
+    if (pin->mapped && !pin->revoked) {
+        info->mapping_type = bp->type;
+        info->cpu_ptr = (char *)bp->cpu_base + (req->dptr - bp->dbase);
+    } else {
+        info->mapping_type = GDRX_MAPPING_NONE;
+        info->cpu_ptr = NULL;
+    }
+    return 0;
+}

@@ -1,0 +1,164 @@
+/*
+ * tcuda.c - CUDA and simulated-GPU access for the libgdrx suites.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "tcuda.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tcuda tc;
+struct tsim tsim;
+
+static void *lib;
+
+static void *sym(const char *name)
+{
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+#define LOAD(member, name) memcpy(&tc.member, &(void *){ sym(name) }, sizeof(void *))
+#define LOADSIM(member, name) memcpy(&tsim.member, &(void *){ sym(name) }, sizeof(void *))
+
+int tc_load(void)
+{
+    if (!lib)
+        lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+        return 0;
+    LOAD(Init, "cuInit");
+    LOAD(DeviceGet, "cuDeviceGet");
+    LOAD(DeviceGetCount, "cuDeviceGetCount");
+    LOAD(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    LOAD(CtxSetCurrent, "cuCtxSetCurrent");
+    LOAD(CtxGetCurrent, "cuCtxGetCurrent");
+    LOAD(MemAlloc, "cuMemAlloc_v2");
+    LOAD(MemFree, "cuMemFree_v2");
+    LOAD(MemcpyHtoD, "cuMemcpyHtoD_v2");
+    LOAD(MemcpyDtoH, "cuMemcpyDtoH_v2");
+    LOAD(MemsetD8, "cuMemsetD8_v2");
+    LOAD(PointerGetAttribute, "cuPointerGetAttribute");
+    LOADSIM(fail_next, "simcu_fail_next");
+    LOADSIM(set_device_count, "simcu_set_device_count");
+    LOADSIM(set_suballoc_threshold, "simcu_set_suballoc_threshold");
+    LOADSIM(set_suballoc_alignment, "simcu_set_suballoc_alignment");
+    LOADSIM(set_va_reuse, "simcu_set_va_reuse");
+    LOADSIM(live_allocations, "simcu_live_allocations");
+    return tsim.fail_next != NULL;
+}
+
+void tc_default_backend(void)
+{
+    setenv("GDRX_BACKEND", "dmabuf", 0);
+}
+
+int tc_setup(int dev)
+{
+    CUdevice d;
+    CUcontext ctx;
+
+    if (!tc_load() && !lib) {
+        CU_FAIL("libcuda.so.1 cannot be loaded");
+        return -1;
+    }
+    if (!tc.Init || tc.Init(0) != CUDA_SUCCESS || tc.DeviceGet(&d, dev) != CUDA_SUCCESS ||
+        tc.DevicePrimaryCtxRetain(&ctx, d) != CUDA_SUCCESS ||
+        tc.CtxSetCurrent(ctx) != CUDA_SUCCESS) {
+        CU_FAIL("CUDA setup failed");
+        return -1;
+    }
+    return 0;
+}
+
+CUdeviceptr tc_alloc(size_t bytes)
+{
+    CUdeviceptr p = 0;
+
+    if (tc.MemAlloc(&p, bytes) != CUDA_SUCCESS) {
+        CU_FAIL("cuMemAlloc failed");
+        return 0;
+    }
+    return p;
+}
+
+void tc_free(CUdeviceptr p)
+{
+    __typeof__(&cuMemFree) fn;
+    void *f = sym("cuMemFree_v2");
+
+    memcpy(&fn, &f, sizeof(fn));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fn(p), CUDA_SUCCESS);
+}
+
+void tc_free_unseen(CUdeviceptr p)
+{
+    CU_ASSERT_EQUAL(tc.MemFree(p), CUDA_SUCCESS);
+}
+
+void tc_pattern(void *buf, size_t len, uint32_t seed)
+{
+    unsigned char *b = buf;
+
+    for (size_t i = 0; i < len; i++)
+        b[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 8)) ^ (seed >> 3));
+}
+
+void tc_fill(CUdeviceptr p, size_t len, uint32_t seed)
+{
+    void *buf = malloc(len ? len : 1);
+
+    tc_pattern(buf, len, seed);
+    CU_ASSERT_EQUAL(tc.MemcpyHtoD(p, buf, len), CUDA_SUCCESS);
+    free(buf);
+}
+
+int tc_check(CUdeviceptr p, size_t len, uint32_t seed)
+{
+    unsigned char *want = malloc(len ? len : 1), *got = malloc(len ? len : 1);
+
+    tc_pattern(want, len, seed);
+    int ok = tc.MemcpyDtoH(got, p, len) == CUDA_SUCCESS && memcmp(want, got, len) == 0;
+    free(want);
+    free(got);
+    return ok;
+}
+
+gdrx_t tc_open(void)
+{
+    gdrx_t g = { 0 };
+    int rc = gdrx_open(NULL, &g);
+
+    if (rc) {
+        fprintf(stderr, "    gdrx_open: %s\n", gdrx_strerror(rc));
+        CU_FAIL("gdrx_open failed");
+    }
+    return g;
+}
+
+const struct gdrx_test_suite *tc_suites(const struct gdrx_test_suite *base,
+                                        const struct gdrx_test_suite *extra)
+{
+    size_t nb = 0, ne = 0;
+
+    while (base[nb].name)
+        nb++;
+    while (extra && extra[ne].name)
+        ne++;
+    struct gdrx_test_suite *all = calloc(nb + ne + 1, sizeof(*all));
+    if (!all)
+        return base;
+    memcpy(all, base, nb * sizeof(*all));
+    if (ne)
+        memcpy(all + nb, extra, ne * sizeof(*all));
+    return all;
+}
+
+void tc_report_skip(const char *suite, const char *why)
+{
+    printf("NOT RUN: suite %s (%s); its cases are not registered\n", suite, why);
+    fflush(stdout);
+}

@@ -1,0 +1,90 @@
+/*
+ * tcuda.h - what the libgdrx suites need from CUDA and the simulated GPU.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * libcuda.so.1 is dlopen'ed (the sim under `make check`, whatever the qemu
+ * guest provides there), so the suites build and run without linking to
+ * either.  Data is always checked through CUDA (cuMemcpyDtoH/HtoD), never
+ * by trusting libgdrx.  The sim's control API (simcu_*) is optional: cases
+ * that need it are registered only when it is present, and the suite says
+ * so when they are not.
+ */
+#ifndef GDRX_TCUDA_H
+#define GDRX_TCUDA_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrx.h"
+#include "gdrx_test.h"
+
+struct tcuda {
+    __typeof__(&cuInit)                   Init;
+    __typeof__(&cuDeviceGet)              DeviceGet;
+    __typeof__(&cuDeviceGetCount)         DeviceGetCount;
+    __typeof__(&cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
+    __typeof__(&cuCtxSetCurrent)          CtxSetCurrent;
+    __typeof__(&cuCtxGetCurrent)          CtxGetCurrent;
+    __typeof__(&cuMemAlloc)               MemAlloc;
+    __typeof__(&cuMemFree)                MemFree;
+    __typeof__(&cuMemcpyHtoD)             MemcpyHtoD;
+    __typeof__(&cuMemcpyDtoH)             MemcpyDtoH;
+    __typeof__(&cuMemsetD8)               MemsetD8;
+    __typeof__(&cuPointerGetAttribute)    PointerGetAttribute;
+};
+
+/* The simulated GPU's control API; every member may be NULL. */
+struct tsim {
+    int  (*fail_next)(const char *function_name, CUresult err, int count);
+    int  (*set_device_count)(int n);
+    int  (*set_suballoc_threshold)(size_t bytes);
+    int  (*set_suballoc_alignment)(size_t bytes);
+    int  (*set_va_reuse)(int on);
+    long (*live_allocations)(void);
+};
+
+extern struct tcuda tc;
+extern struct tsim tsim;
+
+/* Load libcuda.so.1 and the optional simcu_* (no CUDA call; safe before
+ * fork).  Returns 1 if the simulated GPU's control API is there. */
+int tc_load(void);
+
+/* Set GDRX_BACKEND to dmabuf unless the environment chose one. */
+void tc_default_backend(void);
+
+/* In a test case: cuInit and make device `dev`'s primary context current.
+ * Fails the case (CU_FAIL) and returns -1 when that is impossible. */
+int tc_setup(int dev);
+
+/* Allocation on the current device; 0 on failure (and CU_FAIL). */
+CUdeviceptr tc_alloc(size_t bytes);
+/* cuMemFree_v2 looked up at the time of the call, as an application that
+ * resolves it after gdrx_open would: libgdrx's free hooks see this one. */
+void tc_free(CUdeviceptr p);
+/* cuMemFree_v2 as resolved by tc_load(), before any gdrx_open: a free the
+ * hooks do not see (libgdrx learns of it only through gdrx_pin_query). */
+void tc_free_unseen(CUdeviceptr p);
+
+/* Fill / check through CUDA.  tc_fill writes pattern(seed, i) to
+ * [p, p+len); tc_check returns 1 if the device holds that pattern. */
+void tc_fill(CUdeviceptr p, size_t len, uint32_t seed);
+int  tc_check(CUdeviceptr p, size_t len, uint32_t seed);
+/* The same pattern in host memory. */
+void tc_pattern(void *buf, size_t len, uint32_t seed);
+
+/* gdrx_open with the backend the environment selects; CU_FAIL on error. */
+gdrx_t tc_open(void);
+
+/* Register `extra` after `base` in a suite table (both GDRX_SUITE_END
+ * terminated); the result lives until exit. */
+const struct gdrx_test_suite *tc_suites(const struct gdrx_test_suite *base,
+                                        const struct gdrx_test_suite *extra);
+
+/* Print that a suite's cases did not run and why (they are not registered,
+ * so they count neither as passed nor as failed). */
+void tc_report_skip(const char *suite, const char *why);
+
+#endif /* GDRX_TCUDA_H */

@@ -1,0 +1,269 @@
+/*
+ * test_stale.c - CUDA frees pinned memory: the pin goes stale, copies
+ * through it return -ESTALE, its mapping never shows the memory CUDA hands
+ * out next (with the sim's address reuse, the next allocation of the same
+ * size gets the same address), and a new pin maps the new data.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcuda.h"
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+struct probe {
+    const unsigned char *cpu;
+    size_t               len;
+    const unsigned char *forbidden; /* the new allocation's bytes */
+};
+
+/* In a child: read the old mapping; exit status 3 if it shows the new data. */
+static void read_old_mapping(void *arg)
+{
+    const struct probe *pr = arg;
+    unsigned char *buf = malloc(pr->len);
+
+    for (size_t i = 0; i < pr->len; i++)
+        buf[i] = ((volatile const unsigned char *)pr->cpu)[i];
+    if (memcmp(buf, pr->forbidden, pr->len) == 0)
+        _exit(3);
+    free(buf);
+}
+
+/* The old mapping either faults or shows anything but the new data. */
+static int old_mapping_is_safe(const void *cpu, size_t len, uint32_t new_seed, int must_fault)
+{
+    unsigned char *want = malloc(len);
+    tc_pattern(want, len, new_seed);
+    struct probe pr = { cpu, len, want };
+    int sig = gdrx_test_signal_of(read_old_mapping, &pr);
+    free(want);
+    if (must_fault)
+        return sig == SIGSEGV;
+    return sig == SIGSEGV || sig == 0;
+}
+
+/* Pin and map all of a fresh allocation and write seed through it. */
+static gdrx_pin_t pinned(gdrx_t g, CUdeviceptr p, size_t len, void **cpu, uint32_t seed)
+{
+    gdrx_pin_t pin = { 0 };
+    unsigned char *buf = malloc(len);
+
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, len, 0, &pin), 0);
+    CU_ASSERT_EQUAL(gdrx_map(g, pin, cpu), 0);
+    tc_pattern(buf, len, seed);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin, *cpu, buf, len), 0);
+    CU_ASSERT(tc_check(p, len, seed));
+    free(buf);
+    return pin;
+}
+
+static int is_stale(gdrx_t g, gdrx_pin_t pin)
+{
+    struct gdrx_pin_info info;
+
+    if (gdrx_pin_query(g, pin, &info) != 0)
+        return -1;
+    return info.stale;
+}
+
+/* Free (seen by the hooks), reallocate at the same address, new data. */
+static void free_realloc(size_t len)
+{
+    void *cpu_old, *cpu_new;
+    unsigned char *buf = malloc(len);
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(len);
+    gdrx_pin_t old = pinned(g, a, len, &cpu_old, 1);
+    tc_free(a);
+
+    /* Revoked at the free itself, before anything asks. */
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu_old, len), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(old, cpu_old, buf, len), -ESTALE);
+    CU_ASSERT(old_mapping_is_safe(cpu_old, len, 1, 1));
+
+    CUdeviceptr b = tc_alloc(len);
+    if (tsim.set_va_reuse)
+        CU_ASSERT_EQUAL(b, a); /* the sim reuses the address */
+    tc_fill(b, len, 2);
+    CU_ASSERT_EQUAL(is_stale(g, old), 1);
+    CU_ASSERT(old_mapping_is_safe(cpu_old, len, 2, 1));
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu_old, len), -ESTALE);
+
+    /* a new pin of the new allocation maps the new data */
+    gdrx_pin_t fresh;
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, b, len, 0, &fresh), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, fresh, &cpu_new), 0);
+    CU_ASSERT_EQUAL(is_stale(g, fresh), 0);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(fresh, buf, cpu_new, len), 0);
+    unsigned char *want = malloc(len);
+    tc_pattern(want, len, 2);
+    CU_ASSERT_EQUAL(memcmp(buf, want, len), 0);
+    /* ... and the old handle is still just a stale handle */
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu_new, len), -ESTALE);
+    void *again;
+    CU_ASSERT_EQUAL(gdrx_unmap(g, old), 0);
+    CU_ASSERT_EQUAL(gdrx_map(g, old, &again), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, old), 0);
+    CU_ASSERT(tc_check(b, len, 2)); /* releasing the old pin left b alone */
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(fresh, buf, cpu_new, len), 0);
+    CU_ASSERT_EQUAL(memcmp(buf, want, len), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(b);
+    free(buf);
+    free(want);
+}
+
+static void test_free_realloc_large(void)
+{
+    free_realloc(4 * MiB); /* its own backing object */
+}
+
+static void test_free_realloc_small(void)
+{
+    free_realloc(1000); /* sub-allocated: the pages stay in use */
+}
+
+/* A free the hooks do not see: the next query finds it (buffer id), and
+ * from then on the pin behaves as above. */
+static void unseen_free(size_t len)
+{
+    void *cpu;
+    unsigned char *buf = malloc(len);
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(len);
+    gdrx_pin_t old = pinned(g, a, len, &cpu, 1);
+    tc_free_unseen(a);
+    CUdeviceptr b = tc_alloc(len);
+    tc_fill(b, len, 2);
+    CU_ASSERT_EQUAL(is_stale(g, old), 1);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu, len), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(old, cpu, buf, len), -ESTALE);
+    CU_ASSERT(old_mapping_is_safe(cpu, len, 2, 1));
+    CU_ASSERT(tc_check(b, len, 2));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, old), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(b);
+    free(buf);
+}
+
+static void test_unseen_free_large(void)
+{
+    unseen_free(4 * MiB);
+}
+
+static void test_unseen_free_small(void)
+{
+    unseen_free(1000);
+}
+
+static void test_free_without_realloc(void)
+{
+    void *cpu;
+    char c = 0;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(256 * KiB);
+    gdrx_pin_t mapped = pinned(g, a, 256 * KiB, &cpu, 1);
+    gdrx_pin_t unmapped, middle;
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a, 4096, 0, &unmapped), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a + 100000, 5000, 0, &middle), 0);
+    tc_free(a);
+    CU_ASSERT_EQUAL(is_stale(g, mapped), 1);
+    CU_ASSERT_EQUAL(is_stale(g, unmapped), 1);
+    CU_ASSERT_EQUAL(is_stale(g, middle), 1); /* pinned away from the base */
+    struct gdrx_pin_info info;
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, mapped, &info), 0);
+    CU_ASSERT_EQUAL(info.mapping_type, GDRX_MAPPING_NONE);
+    CU_ASSERT_PTR_NULL(info.cpu_ptr);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(mapped, &c, cpu, 1), -ESTALE);
+    void *p2;
+    CU_ASSERT_EQUAL(gdrx_map(g, unmapped, &p2), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, unmapped), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, mapped), 0); /* unmaps the revoked range */
+    uint64_t n;
+    CU_ASSERT_EQUAL(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &n), 0);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0); /* with a stale pin left: fine */
+}
+
+/* Freeing one small buffer leaves its neighbour in the same GPU page alone. */
+static void test_neighbour_unaffected(void)
+{
+    void *ca, *cb;
+    unsigned char buf[2000], want[2000];
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(2000), b = tc_alloc(2000);
+    gdrx_pin_t pa = pinned(g, a, 2000, &ca, 1);
+    gdrx_pin_t pb = pinned(g, b, 2000, &cb, 2);
+    tc_free(a);
+    CU_ASSERT_EQUAL(is_stale(g, pa), 1);
+    CU_ASSERT_EQUAL(is_stale(g, pb), 0);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pb, buf, cb, 2000), 0);
+    tc_pattern(want, 2000, 2);
+    CU_ASSERT_EQUAL(memcmp(buf, want, 2000), 0);
+    tc_pattern(buf, 2000, 3);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pb, cb, buf, 2000), 0);
+    CU_ASSERT(tc_check(b, 2000, 3));
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(b);
+}
+
+/* Pins of two contexts on one allocation: a free revokes both. */
+static void test_free_revokes_every_context(void)
+{
+    void *c1, *c2;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g1 = tc_open(), g2 = tc_open();
+    CUdeviceptr a = tc_alloc(128 * KiB);
+    gdrx_pin_t p1 = pinned(g1, a, 128 * KiB, &c1, 1);
+    gdrx_pin_t p2 = pinned(g2, a, 128 * KiB, &c2, 1);
+    tc_free(a);
+    char c;
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(p1, &c, c1, 1), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(p2, &c, c2, 1), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_close(g1), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g2), 0);
+}
+
+static const struct gdrx_test_case stale_cases[] = {
+    GDRX_TEST_CASE(test_free_realloc_large),
+    GDRX_TEST_CASE(test_free_realloc_small),
+    GDRX_TEST_CASE(test_unseen_free_large),
+    GDRX_TEST_CASE(test_unseen_free_small),
+    GDRX_TEST_CASE(test_free_without_realloc),
+    GDRX_TEST_CASE(test_neighbour_unaffected),
+    GDRX_TEST_CASE(test_free_revokes_every_context),
+    GDRX_TEST_END,
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "stale", NULL, NULL, stale_cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    tc_default_backend();
+    tc_load();
+    return gdrx_test_main(argc, argv, suites);
+}
