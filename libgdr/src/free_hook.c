@@ -7,6 +7,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "log.h"
@@ -36,6 +38,22 @@ static void hook_install(void)
 void gdrx_free_hook_enable(void)
 {
     pthread_once(&hook_once, hook_install);
+}
+
+/*
+ * Install as soon as libgdrx is loaded, not at the first gdrx_open(): a
+ * statically linked CUDA runtime fetches its driver entry points
+ * (cuGetProcAddress) at its first call and keeps them, so hooks installed
+ * after that never see its frees.  libgdrx's dependencies (libcuda, when
+ * the program links it) are loaded before this runs.
+ * GDRX_FREE_HOOKS=0 defers installation to the first gdrx_open().
+ */
+__attribute__((constructor)) static void free_hook_enable_at_load(void)
+{
+    const char *v = getenv("GDRX_FREE_HOOKS");
+    if (v && strcmp(v, "0") == 0)
+        return;
+    gdrx_free_hook_enable();
 }
 
 int gdrx_free_hook_active(void)

@@ -49,3 +49,6 @@ tests_hooks_test_free_hooks_LDADD = tests/hooks/libgdrx_hooks_test.la tests/hook
 # Loaded with dlopen by the cases, so not on the link line.
 EXTRA_tests_hooks_test_free_hooks_DEPENDENCIES = tests/hooks/libhooks_late.la \
 	tests/hooks/libhooks_getpid.la tests/hooks/libhooks_opener.la
+
+# Multi-threaded (8 threads freeing concurrently): also run under TSan.
+GDRX_THREAD_SUITES += tests/hooks/test_free_hooks

@@ -62,3 +62,6 @@ tests_libgdr_test_dmabuf_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_DMABUF_TEST_SEA
 	-I$(top_srcdir)/libgdr/src
 tests_libgdr_test_dmabuf_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_dmabuf_LDADD    = $(GDRX_TEST_LIBS)
+
+# Multi-threaded suites, also run under TSan (make check-threads).
+GDRX_THREAD_SUITES += tests/libgdr/test_threads
