@@ -90,7 +90,11 @@ AC_DEFUN([GDRX_CHECK_KERNEL], [
     ])
     KERNEL_HEADERS="$with_kernel_headers"
     KERNEL_VERSION=""
-    AS_IF([test -n "$KERNEL_HEADERS" && test -f "$KERNEL_HEADERS/include/config/kernel.release"],
+    dnl UTS_RELEASE is the name modules and /boot use (6.1.0-57-amd64);
+    dnl Debian's include/config/kernel.release holds the upstream 6.1.192.
+    AS_IF([test -n "$KERNEL_HEADERS" && test -f "$KERNEL_HEADERS/include/generated/utsrelease.h"],
+          [KERNEL_VERSION=`$SED -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $KERNEL_HEADERS/include/generated/utsrelease.h`])
+    AS_IF([test -z "$KERNEL_VERSION" && test -n "$KERNEL_HEADERS" && test -f "$KERNEL_HEADERS/include/config/kernel.release"],
           [KERNEL_VERSION=`cat $KERNEL_HEADERS/include/config/kernel.release`])
     AS_IF([test -n "$KERNEL_VERSION"], [gdrx_have_kernel=yes], [gdrx_have_kernel=no])
     AC_SUBST([KERNEL_HEADERS])

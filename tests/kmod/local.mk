@@ -1,1 +1,85 @@
 # tests/kmod: rules for this directory (included by the top-level Makefile.am)
+#
+# `make check-kmod` (also part of `make check`) boots the kernel the
+# headers belong to under qemu (TCG) with the mock NVIDIA P2P provider, the
+# gdrdrv.ko built against it and static guest test programs, runs every
+# scenario in both pinning modes and reports one result per scenario.  See
+# tests/kmod/README.md.
+
+KMOD_MOCK_SRCS = tests/kmod/mock/mock_nvp2p.c \
+	tests/kmod/mock/mock_nvp2p_ioctl.h tests/kmod/mock/Kbuild
+KMOD_GUEST_SRCS = tests/kmod/guest/kt_main.c tests/kmod/guest/kt_common.c \
+	tests/kmod/guest/kt_basic.c tests/kmod/guest/kt_revoke.c \
+	tests/kmod/guest/kt_proc.c tests/kmod/guest/kt_stress.c \
+	tests/kmod/guest/kt_list.c
+KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
+	tests/kmod/mock/mock_nvp2p_ioctl.h
+
+EXTRA_DIST += $(KMOD_MOCK_SRCS) $(KMOD_GUEST_SRCS) tests/kmod/guest/kt.h \
+	tests/kmod/include/nv-p2p.h tests/kmod/guest-init.sh tests/kmod/run-qemu.sh \
+	tests/kmod/check-imports.sh tests/kmod/README.md tests/kmod/DEPS.txt
+
+KMOD_DIR      = $(abs_top_builddir)/tests/kmod
+KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
+# A build of gdrdrv as for the proprietary NVIDIA flavour, only to check
+# that it imports no GPL-only kernel symbol (it is never loaded).
+KMOD_PROP_DIR = $(KMOD_DIR)/kbuild-propcheck
+
+# Scenarios run in callback mode only, and in both pinning modes.
+KMOD_ONCE = get_version
+KMOD_BOTH = pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
+	free_during_copy free_during_unpin unpin_close_exit fork fd_passing \
+	threads16 fuzz cycles100k
+# Hook: further static guest programs run in both modes, one result each
+# (e.g. the libgdrx suites built with the gdrdrv backend).  Paths relative
+# to the build tree or absolute; add with KMOD_GUEST_EXTRA += ...
+KMOD_GUEST_EXTRA =
+# Wall-clock limit of the whole guest run (measured: about 40 s).
+KMOD_TIMEOUT = 540
+
+if HAVE_KERNEL_HEADERS
+kmod-mock-module:
+	@$(GDRDRV_SYNC) $(KMOD_MOCK_DIR) $(KMOD_MOCK_SRCS:%=$(srcdir)/%)
+	+$(GDRDRV_KMAKE) M=$(KMOD_MOCK_DIR) \
+	  MOCK_NV_INC=$(abs_top_srcdir)/tests/kmod/include modules
+
+kmod-propcheck-module: kmod-mock-module
+	@$(GDRDRV_SYNC) $(KMOD_PROP_DIR) $(GDRDRV_KSOURCES:%=$(srcdir)/%)
+	+$(GDRDRV_KMAKE) M=$(KMOD_PROP_DIR) \
+	  GDRDRV_NV_INC=$(abs_top_srcdir)/tests/kmod/include \
+	  GDRDRV_NV_FLAVOUR=proprietary \
+	  KBUILD_EXTRA_SYMBOLS=$(KMOD_MOCK_DIR)/Module.symvers modules
+
+endif
+
+clean-local: kmod-clean
+kmod-clean:
+	rm -rf $(KMOD_MOCK_DIR) $(KMOD_PROP_DIR) $(KMOD_DIR)/run tests/kmod/kt
+
+if HAVE_KMOD_TESTS
+# The guest test program: static, so the initramfs needs no libraries.
+tests/kmod/kt: $(KMOD_GUEST_SRCS:%=$(srcdir)/%) $(KMOD_GUEST_HDRS:%=$(srcdir)/%)
+	@$(MKDIR_P) tests/kmod
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -static -pthread \
+	  -I$(srcdir)/gdrdrv -I$(srcdir)/tests/kmod/mock \
+	  -o $@ $(KMOD_GUEST_SRCS:%=$(srcdir)/%)
+
+check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_EXTRA)
+	@$(MKDIR_P) $(KMOD_DIR)/run
+	$(SHELL) $(srcdir)/tests/kmod/run-qemu.sh --qemu "$(QEMU)" \
+	  --kernel "$(KERNEL_IMAGE)" --busybox "$(BUSYBOX)" \
+	  --workdir $(KMOD_DIR)/run --mock $(KMOD_MOCK_DIR)/mock_nvp2p.ko \
+	  --gdrdrv $(GDRDRV_MOCK_DIR)/gdrdrv.ko --kt tests/kmod/kt \
+	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
+	  --extra "$(KMOD_GUEST_EXTRA)" \
+	  --imports-ko $(KMOD_PROP_DIR)/gdrdrv.ko \
+	  --symvers $(KERNEL_HEADERS)/Module.symvers \
+	  --results "$(GDRX_RESULTS)" --timeout $(KMOD_TIMEOUT)
+
+GDRX_CHECK_EXTRA += check-kmod
+else
+check-kmod:
+	@echo "check-kmod: skipped: kernel headers, qemu, busybox or the kernel image missing (see configure's summary)"
+endif
+
+.PHONY: check-kmod kmod-clean kmod-mock-module kmod-propcheck-module

@@ -1,0 +1,76 @@
+#!/bin/busybox sh
+# guest-init.sh - /init of the qemu guest that runs the gdrdrv kernel tests.
+#
+# Loads the mock NVIDIA P2P provider and gdrdrv, runs the scenarios listed
+# in /kt.conf once per pinning mode (callback, then persistent), checks
+# unloading and the kernel's taint flags, and powers off.  Every line for
+# the host starts with "@@" (tests/kmod/run-qemu.sh parses them):
+#   @@RESULT NAME[MODE] PASS|FAIL ...      one per scenario or step
+#   @@DONE                                 the guest reached the end
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+# SeaBIOS leaves the console line unterminated.
+echo
+
+. /kt.conf
+
+result() { echo "@@RESULT $1 $2 $3"; }
+
+# step NAME COMMAND...: one result line for a shell-level check.
+step() {
+	name=$1
+	shift
+	if "$@" > /tmp/step.log 2>&1; then
+		result "$name" PASS
+	else
+		result "$name" FAIL "(rc $?)"
+		sed 's/^/  /' /tmp/step.log
+	fi
+}
+
+live_counters_zero() {
+	for c in files pins nv_pins pinned_bytes mappings; do
+		v=$(cat /sys/class/misc/gdrdrv/stats/$c) || return 1
+		[ "$v" = 0 ] || { echo "$c=$v"; return 1; }
+	done
+}
+
+rmmod_refused() { ! rmmod "$1"; }
+
+# WARN (9), oops/die (7), bad page (5), soft lockup (14).
+no_bad_taint() {
+	t=$(cat /proc/sys/kernel/tainted)
+	echo "tainted=$t"
+	[ $((t & ((1 << 9) | (1 << 7) | (1 << 5) | (1 << 14)))) = 0 ]
+}
+
+step load_mock insmod /mock_nvp2p.ko
+for mode in callback persistent; do
+	p=0
+	[ $mode = persistent ] && p=1
+	step "load_gdrdrv[$mode]" insmod /gdrdrv.ko use_persistent_mapping=$p
+	step "device_node[$mode]" test -c /dev/gdrdrv
+	if [ $mode = callback ]; then
+		/kt $KT_ONCE $KT_BOTH
+	else
+		/kt $KT_BOTH
+	fi
+	# Extra guest programs (e.g. the libgdrx suites with the gdrdrv
+	# backend), listed by the host in KT_EXTRA; each prints its own
+	# "N passed, N failed" and is counted as one step here.
+	for prog in $KT_EXTRA; do
+		step "extra:$(basename $prog)[$mode]" "/extra/$prog"
+	done
+	step "counters_zero[$mode]" live_counters_zero
+	step "rmmod_mock_refused[$mode]" rmmod_refused mock_nvp2p
+	step "rmmod_gdrdrv[$mode]" rmmod gdrdrv
+done
+step rmmod_mock rmmod mock_nvp2p
+step no_kernel_warnings no_bad_taint
+echo "@@DONE"
+poweroff -f
