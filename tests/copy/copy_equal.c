@@ -22,11 +22,15 @@ struct buffers {
     size_t   size; /* of each */
 };
 
+/* 64-B aligned and sized: from the mapping, src is the mapping side, which
+ * the routines read in whole aligned blocks of up to 64 B (the real mapping
+ * is whole pages); they must all lie inside the allocation. */
 static int buffers_init(struct buffers *b, size_t size, uint64_t *seed)
 {
+    size = (size + 63) & ~(size_t)63;
     b->size = size;
-    b->src = malloc(size);
-    b->dst = malloc(size);
+    b->src = aligned_alloc(64, size);
+    b->dst = aligned_alloc(64, size);
     if (!b->src || !b->dst)
         return -1;
     test_fill_random(b->src, size, seed, CANARY);

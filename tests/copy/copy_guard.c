@@ -1,9 +1,13 @@
 /*
- * copy_guard.c - a routine reads and writes only inside its buffers, even
- * when they touch inaccessible pages: both buffers sit right against
- * PROT_NONE pages, at each edge, for sizes 0..300 at offsets 0..63 from the
- * edge.  The copies run in a child (gdrx_test_signal_of) so a fault is
- * reported with the copy that caused it.
+ * copy_guard.c - a routine never touches a page its buffers do not
+ * overlap, and writes the destination only inside its range: both buffers
+ * sit right against PROT_NONE pages, at each edge, for sizes 0..300 at
+ * offsets 0..63 from the edge, and the destination page around the range
+ * holds a canary.  From the mapping, the source is read in whole aligned
+ * blocks that may extend past [src, src+len): this proves they never reach
+ * into the inaccessible neighbour pages (len 0 at the very edge included:
+ * it must read nothing).  The copies run in a child (gdrx_test_signal_of)
+ * so a fault is reported with the copy that caused it.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -20,12 +20,23 @@
  * A routine copies len bytes.  The contract every routine but LIBC keeps
  * (tests/copy proves it):
  *  - the result equals memcpy for every size and alignment;
- *  - it never writes outside [dst, dst+len) and writes no byte twice
- *    (write-combined memory and device registers see every store);
- *  - it never reads outside [src, src+len) (a BAR page the caller does not
- *    own may fault);
- *  - accesses to the mapping side are naturally aligned: 1/2/4/8-byte
- *    accesses up to 16-byte alignment, then 16/32/64-byte vector accesses;
+ *  - to_mapping never touches the mapping outside [dst, dst+len) and
+ *    stores each of its bytes exactly once (write-combined memory and
+ *    device registers see every store); each store is naturally aligned:
+ *    1/2/4/8 bytes up to 16-byte alignment, then 16/32/64-byte vectors.
+ *    It reads the host source only inside [src, src+len);
+ *  - from_mapping may *read* the mapping in whole aligned blocks of the
+ *    variant's load width (16, 32 or 64 bytes): exactly the blocks that
+ *    overlap [src, src+len), each once, in ascending address order, never
+ *    a byte beyond them.  An aligned block of at most 64 bytes lies inside
+ *    one page, so it never touches a page that the range does not overlap;
+ *    the caller's mapping is whole pages of pinned device memory, where a
+ *    load has no side effect.  It fetches exactly the 64-B lines the range
+ *    overlaps (one round trip each with MOVNTDQA; 1..64 bytes inside one
+ *    line cost one).  len 0 reads nothing.  It writes the host destination
+ *    only inside [dst, dst+len), possibly a byte more than once (the
+ *    head and tail are copied out of a stack buffer with overlapping
+ *    moves; host memory does not mind);
  *  - from_mapping starts with a load fence (lfence): loads from WC memory
  *    are weakly ordered and must not pass the caller's earlier loads;
  *  - it ends with a store fence (sfence).

@@ -1,7 +1,7 @@
 /*
  * copy_avx2.c - AVX2 variant: 32-B non-temporal stores to the mapping and
- * 32-B MOVNTDQA streaming loads from it; 16-B steps (VEX-encoded) reach the
- * 32-B alignment.  Compiled with -mavx2.
+ * 32-B MOVNTDQA streaming loads of its 32-B aligned blocks; stores reach the
+ * 32-B alignment with 16-B steps (VEX-encoded).  Compiled with -mavx2.
  *
  * SPDX-License-Identifier: MIT
  */

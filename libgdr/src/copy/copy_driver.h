@@ -8,21 +8,39 @@
  * gdrx_copy_run() is always inlined, so the steps become direct, inlined
  * instructions.  Keeping the algorithm in one place is what lets the tests
  * prove the contract in copy.h once (tests/copy also instantiates it with
- * recording steps).
+ * recording steps).  The two directions differ because the two sides of a
+ * BAR mapping differ: a store to it is posted and cheap but seen byte for
+ * byte, a load from it is a ~1 us PCIe round trip but has no side effect.
  *
- * The algorithm, on the *mapping-side* pointer m (dst for to_mapping, src
- * for from_mapping):
- *   1. climb: while m is misaligned, take the access named by m's lowest
+ * To the mapping (d is the mapping side):
+ *   1. climb: while d is misaligned, take the access named by d's lowest
  *      set bit: 1, 2, 4, 8 bytes (then 16 and 32 with vectors) - each one
  *      naturally aligned, and only if that many bytes remain;
  *   2. bulk: whole `width`-byte blocks (16, 32 or 64), unrolled by 4;
  *   3. descend: what is left is shorter than the last step taken, so its
  *      bits in decreasing order (32, 16, 8, 4, 2, 1) are again naturally
  *      aligned accesses.
- * Every byte of [m, m+len) is covered by exactly one access and no access
- * leaves it: no overlapping-tail tricks (a WC mapping would see a byte
- * twice), no rounding a read out to alignment (a neighbouring BAR page may
- * fault).  A copy of at most 64 bytes takes at most 10 accesses.
+ *   Every byte of [d, d+len) is stored by exactly one access and no store
+ *   leaves it: no overlapping-tail tricks (a WC mapping would see a byte
+ *   twice).  A copy of at most 64 bytes takes at most 10 stores.
+ *
+ * From the mapping (s is the mapping side): what costs is the number of
+ * round trips, i.e. of 64-B lines fetched, not of bytes.  So the mapping is
+ * read only in whole `width`-aligned blocks - every block that overlaps
+ * [s, s+len), each once, in ascending order - and only the wanted bytes
+ * reach the host:
+ *   1. head: if s is not 64-B aligned, the blocks of its line that overlap
+ *      the range are loaded back to back into a line-sized stack buffer
+ *      and only the wanted bytes copied out to d;
+ *   2. bulk: whole lines, each as 64/width loads stored straight to d;
+ *   3. tail: the blocks of a last, partial line, as in 1.
+ *   A block that holds a byte of the range lies in the same page as that
+ *   byte (blocks are aligned and at most 64 B), so these loads never touch
+ *   a page outside the range's pages; mappings are whole pages of pinned
+ *   device memory, where a load has no side effect.  A read of len bytes
+ *   fetches exactly the lines it overlaps (1..64 bytes inside a line: one),
+ *   and the loads of one line are consecutive, so a MOVNTDQA streaming
+ *   buffer serves the line's later loads without another round trip.
  */
 #ifndef GDRX_COPY_DRIVER_H
 #define GDRX_COPY_DRIVER_H
@@ -39,17 +57,25 @@
 #endif
 
 #define GDRX_ALWAYS_INLINE inline __attribute__((always_inline))
+#define GDRX_LINE 64 /* bytes per WC / streaming-load line */
 
 /* One aligned access of a fixed size: d and s advance together. */
 typedef void (*gdrx_step_fn)(uint8_t *d, const uint8_t *s);
 /* One aligned access of k = 1, 2, 4 or 8 bytes. */
 typedef void (*gdrx_small_fn)(uint8_t *d, const uint8_t *s, size_t k);
 
+/* Host-side accesses of any alignment. */
+typedef uint16_t gdrx_u16_any __attribute__((aligned(1), may_alias));
+typedef uint32_t gdrx_u32_any __attribute__((aligned(1), may_alias));
+typedef uint64_t gdrx_u64_any __attribute__((aligned(1), may_alias));
+
+/* to_mapping uses every step; from_mapping only `wide` and `width` (the
+ * others may be NULL): it reads the mapping in `width`-byte blocks only. */
 struct gdrx_copy_steps {
     gdrx_small_fn small; /* 1/2/4/8 bytes */
     gdrx_step_fn  v16;   /* 16 bytes */
     gdrx_step_fn  v32;   /* 32 bytes, or NULL: two v16 (only if width 64) */
-    gdrx_step_fn  wide;  /* `width` bytes: the bulk step */
+    gdrx_step_fn  wide;  /* `width` bytes, `width`-aligned on the mapping */
     size_t        width; /* 16, 32 or 64 */
     int           to_map; /* 1: d is the mapping side, 0: s is */
 };
@@ -65,27 +91,17 @@ static GDRX_ALWAYS_INLINE void gdrx_step_32(const struct gdrx_copy_steps *st,
     }
 }
 
-static GDRX_ALWAYS_INLINE void gdrx_copy_run(const struct gdrx_copy_steps *st,
-                                              void *dst, const void *src, size_t n)
-{
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    const size_t w = st->width;
-#define GDRX_MAP_ADDR ((uintptr_t)(st->to_map ? (const void *)d : (const void *)s))
 #define GDRX_ADVANCE(k) do { d += (k); s += (k); n -= (k); } while (0)
 
-    /* Loads from WC memory are weakly ordered: without a fence they may
-     * run before the caller's earlier loads (the flag or event that said
-     * the GPU finished) and return older data.  LFENCE lets no later load
-     * start before the earlier ones completed; it costs a few ns against
-     * a ~1 us PCIe round trip. */
-    if (!st->to_map)
-        _mm_lfence();
+static GDRX_ALWAYS_INLINE void gdrx_copy_run_to(const struct gdrx_copy_steps *st,
+                                                 uint8_t *d, const uint8_t *s, size_t n)
+{
+    const size_t w = st->width;
 
     /* 1. climb to `w`-byte alignment of the mapping side (written out, not
      * looped, so each k is a constant and each access one instruction) */
 #define GDRX_CLIMB(k, step) \
-    do { if ((GDRX_MAP_ADDR & (k)) && n >= (k)) { step; GDRX_ADVANCE(k); } } while (0)
+    do { if (((uintptr_t)d & (k)) && n >= (k)) { step; GDRX_ADVANCE(k); } } while (0)
     GDRX_CLIMB(1, st->small(d, s, 1));
     GDRX_CLIMB(2, st->small(d, s, 2));
     GDRX_CLIMB(4, st->small(d, s, 4));
@@ -120,8 +136,99 @@ static GDRX_ALWAYS_INLINE void gdrx_copy_run(const struct gdrx_copy_steps *st,
     GDRX_DESCEND(1, st->small(d, s, 1));
 #undef GDRX_DESCEND
 #undef GDRX_CLIMB
+}
+
+/* Host to host, 1..64 bytes, as two overlapping accesses per size class
+ * (a few instructions, no loop or call): the destination is ordinary
+ * memory, where storing a byte twice is harmless; nothing outside
+ * [d, d+k) is touched. */
+static GDRX_ALWAYS_INLINE void gdrx_host_copy_upto64(uint8_t *d, const uint8_t *s, size_t k)
+{
+/* the first and the last sizeof(T) bytes: all of [0, k) if k <= 2*sizeof(T) */
+#define GDRX_HOST_PAIR(T) do { \
+        T first_ = *(const T *)(const void *)s; \
+        T last_ = *(const T *)(const void *)(s + k - sizeof(T)); \
+        *(T *)(void *)d = first_; \
+        *(T *)(void *)(d + k - sizeof(T)) = last_; \
+    } while (0)
+
+    if (k >= 16) {
+        /* [0,16) and [k-16,k); above 32 also [16,32) and [k-32,k-16) */
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + k - 16));
+        if (k > 32) {
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + k - 32));
+            _mm_storeu_si128((__m128i *)(void *)(d + 16), c);
+            _mm_storeu_si128((__m128i *)(void *)(d + k - 32), e);
+        }
+        _mm_storeu_si128((__m128i *)(void *)d, a);
+        _mm_storeu_si128((__m128i *)(void *)(d + k - 16), b);
+    } else if (k >= 8) {
+        GDRX_HOST_PAIR(gdrx_u64_any);
+    } else if (k >= 4) {
+        GDRX_HOST_PAIR(gdrx_u32_any);
+    } else if (k >= 2) {
+        GDRX_HOST_PAIR(gdrx_u16_any);
+    } else {
+        *d = *s;
+    }
+#undef GDRX_HOST_PAIR
+}
+
+/* k (1..64) bytes at s, all inside one line of the mapping: load the line's
+ * blocks that overlap them, back to back, into a stack copy of the line,
+ * then copy out only those k bytes. */
+static GDRX_ALWAYS_INLINE void gdrx_from_part_line(const struct gdrx_copy_steps *st,
+                                                    uint8_t *d, const uint8_t *s, size_t k)
+{
+    uint8_t copy[GDRX_LINE] __attribute__((aligned(GDRX_LINE)));
+    const uintptr_t line = (uintptr_t)s & ~(uintptr_t)(GDRX_LINE - 1);
+    const uintptr_t end = (uintptr_t)s + k;
+
+    for (uintptr_t b = (uintptr_t)s & ~(uintptr_t)(st->width - 1); b < end; b += st->width)
+        st->wide(copy + (b - line), (const uint8_t *)b);
+    gdrx_host_copy_upto64(d, copy + ((uintptr_t)s - line), k);
+}
+
+static GDRX_ALWAYS_INLINE void gdrx_copy_run_from(const struct gdrx_copy_steps *st,
+                                                   uint8_t *d, const uint8_t *s, size_t n)
+{
+    /* 1. head: up to the first line boundary (nothing if s is on one) */
+    size_t head = (size_t)(-(uintptr_t)s & (GDRX_LINE - 1));
+    if (head > n)
+        head = n;
+    if (head) {
+        gdrx_from_part_line(st, d, s, head);
+        GDRX_ADVANCE(head);
+    }
+    /* 2. bulk: s is line-aligned here (or n is 0) */
+    while (n >= GDRX_LINE) {
+#pragma GCC unroll 4
+        for (size_t i = 0; i < GDRX_LINE; i += st->width)
+            st->wide(d + i, s + i);
+        GDRX_ADVANCE(GDRX_LINE);
+    }
+    /* 3. tail: the start of a last, partial line */
+    if (n)
+        gdrx_from_part_line(st, d, s, n);
+}
 #undef GDRX_ADVANCE
-#undef GDRX_MAP_ADDR
+
+static GDRX_ALWAYS_INLINE void gdrx_copy_run(const struct gdrx_copy_steps *st,
+                                              void *dst, const void *src, size_t n)
+{
+    if (st->to_map) {
+        gdrx_copy_run_to(st, dst, src, n);
+    } else {
+        /* Loads from WC memory are weakly ordered: without a fence they
+         * may run before the caller's earlier loads (the flag or event
+         * that said the GPU finished) and return older data.  LFENCE lets
+         * no later load start before the earlier ones completed; it costs
+         * a few ns against a ~1 us PCIe round trip. */
+        _mm_lfence();
+        gdrx_copy_run_from(st, dst, src, n);
+    }
     /* Drain the write-combining buffers before returning (both directions:
      * callers rely on the fence, as gdrx.h documents). */
     _mm_sfence();
@@ -137,13 +244,10 @@ static GDRX_ALWAYS_INLINE void gdrx_copy_run(const struct gdrx_copy_steps *st,
 
 /* ---- steps shared by the variants (compiled with each file's flags) ---- */
 
-/* Mapping-side small accesses are volatile so the compiler neither merges
- * nor splits them: exactly one naturally aligned access each.  The host
- * side uses unaligned single loads/stores (not memcpy, which libc may do
- * as two overlapping stores).  k is a constant after inlining. */
-typedef uint16_t gdrx_u16_any __attribute__((aligned(1), may_alias));
-typedef uint32_t gdrx_u32_any __attribute__((aligned(1), may_alias));
-typedef uint64_t gdrx_u64_any __attribute__((aligned(1), may_alias));
+/* Small stores to the mapping are volatile so the compiler neither merges
+ * nor splits them: exactly one naturally aligned store each.  The host
+ * side uses unaligned single loads (not memcpy).  k is a constant after
+ * inlining. */
 
 static inline void gdrx_small_to_map(uint8_t *d, const uint8_t *s, size_t k)
 {
@@ -155,24 +259,16 @@ static inline void gdrx_small_to_map(uint8_t *d, const uint8_t *s, size_t k)
     }
 }
 
-static inline void gdrx_small_from_map(uint8_t *d, const uint8_t *s, size_t k)
-{
-    switch (k) {
-    case 1: *d = *(const volatile uint8_t *)s; break;
-    case 2: *(gdrx_u16_any *)d = *(const volatile uint16_t *)(const void *)s; break;
-    case 4: *(gdrx_u32_any *)d = *(const volatile uint32_t *)(const void *)s; break;
-    default: *(gdrx_u64_any *)d = *(const volatile uint64_t *)(const void *)s; break;
-    }
-}
-
 static inline void gdrx_nt16_to_map(uint8_t *d, const uint8_t *s)
 {
     _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
 }
 
+/* SSE2 has no streaming load: an aligned 16-B load (volatile: one MOVDQA,
+ * never narrowed to the bytes used nor merged with a neighbour). */
 static inline void gdrx_load16_from_map(uint8_t *d, const uint8_t *s)
 {
-    _mm_storeu_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
+    _mm_storeu_si128((__m128i *)(void *)d, *(const volatile __m128i *)(const void *)s);
 }
 
 #if defined(__SSE4_1__)
@@ -201,8 +297,7 @@ static inline void gdrx_stream32_from_map(uint8_t *d, const uint8_t *s)
 /* The AVX2 and AVX-512 variants differ only in their bulk step. */
 #define GDRX_AVX_TO_STEPS(wide_step, w) \
     { gdrx_small_to_map, gdrx_nt16_to_map, gdrx_nt32_to_map, wide_step, w, 1 }
-#define GDRX_AVX_FROM_STEPS(wide_step, w) \
-    { gdrx_small_from_map, gdrx_stream16_from_map, gdrx_stream32_from_map, wide_step, w, 0 }
+#define GDRX_AVX_FROM_STEPS(wide_step, w) { NULL, NULL, NULL, wide_step, w, 0 }
 #endif
 
 #endif /* GDRX_COPY_DRIVER_H */

@@ -1,7 +1,7 @@
 /*
  * copy_sse2.c - SSE2 variant (every x86-64 CPU): 16-B non-temporal stores
- * to the mapping, plain 16-B loads from it (each one a PCIe round trip on
- * WC memory: the fallback when SSE4.1 is missing).
+ * to the mapping, aligned 16-B loads (MOVDQA) from it (each one a PCIe
+ * round trip on WC memory: the fallback when SSE4.1 is missing).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,7 +14,6 @@ static const struct gdrx_copy_steps to_steps = {
 };
 
 static const struct gdrx_copy_steps from_steps = {
-    .small = gdrx_small_from_map, .v16 = gdrx_load16_from_map,
     .wide = gdrx_load16_from_map, .width = 16, .to_map = 0,
 };
 

@@ -1,6 +1,7 @@
 /*
- * copy_sse41.c - SSE4.1 variant, loads only: MOVNTDQA streaming loads from
- * the 16-B aligned mapping (a 64-B line per round trip instead of 16 B).
+ * copy_sse41.c - SSE4.1 variant, loads only: MOVNTDQA streaming loads of
+ * 16-B aligned blocks of the mapping (a 64-B line per round trip: the
+ * line's four loads are issued back to back).
  * Stores are SSE2's (SSE4.1 adds none).  Compiled with -msse4.1.
  *
  * SPDX-License-Identifier: MIT
@@ -9,7 +10,6 @@
 #include "copy_variants.h"
 
 static const struct gdrx_copy_steps from_steps = {
-    .small = gdrx_small_from_map, .v16 = gdrx_stream16_from_map,
     .wide = gdrx_stream16_from_map, .width = 16, .to_map = 0,
 };
 
