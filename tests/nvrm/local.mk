@@ -1,1 +1,70 @@
-# tests/nvrm: rules for this directory (included by the top-level Makefile.am)
+# tests/nvrm: the nvrm backend's suites and their test double of the
+# NVIDIA kernel driver, the RM-ioctl emulator (LD_PRELOADed; the suite
+# programs re-exec themselves under it, see tests/nvrm/nvrm_test.h).
+
+# The emulator: a shared object for LD_PRELOAD, never installed.
+check_LTLIBRARIES += tests/nvrm/libnvrm_emu.la
+tests_nvrm_libnvrm_emu_la_SOURCES = \
+	tests/nvrm/emu/nvrm_emu.h \
+	tests/nvrm/emu/emu_internal.h \
+	tests/nvrm/emu/emu_libc.c \
+	tests/nvrm/emu/emu_config.c \
+	tests/nvrm/emu/emu_rm.c \
+	tests/nvrm/emu/emu_ctrl.c \
+	tests/nvrm/emu/emu_uvm.c
+tests_nvrm_libnvrm_emu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/nvrm/emu \
+	-I$(top_srcdir)/libgdr/src/nvrm
+tests_nvrm_libnvrm_emu_la_CFLAGS = $(AM_CFLAGS) -pthread
+tests_nvrm_libnvrm_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere \
+	-no-undefined -pthread
+tests_nvrm_libnvrm_emu_la_LIBADD = $(DL_LIBS)
+
+GDRX_NVRM_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/nvrm \
+	-I$(top_srcdir)/tests/nvrm/emu -I$(top_srcdir)/tests/libgdr
+
+# End to end through the public API: libgdrx (nvrm backend), the simulated
+# GPU, the emulator.
+check_PROGRAMS += tests/nvrm/test_nvrm
+GDRX_SUITES    += tests/nvrm/test_nvrm
+tests_nvrm_test_nvrm_SOURCES = \
+	tests/nvrm/nvrm_test.h \
+	tests/nvrm/nvrm_test.c \
+	tests/nvrm/test_nvrm.c \
+	tests/nvrm/test_nvrm_open.c \
+	tests/nvrm/test_nvrm_map.c \
+	tests/nvrm/test_nvrm_errors.c \
+	tests/nvrm/test_nvrm_life.c
+tests_nvrm_test_nvrm_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS)
+tests_nvrm_test_nvrm_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
+	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+EXTRA_tests_nvrm_test_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la tests/sim/libcuda.la
+
+# The backend's parts built into the program (no libgdrx): unit tests of
+# the trace, the version policy, the import route and the view rules.
+check_PROGRAMS += tests/nvrm/test_nvrm_unit
+GDRX_SUITES    += tests/nvrm/test_nvrm_unit
+tests_nvrm_test_nvrm_unit_SOURCES = \
+	tests/nvrm/nvrm_test.h \
+	tests/nvrm/nvrm_test.c \
+	tests/nvrm/test_nvrm_unit.c \
+	$(GDRX_NVRM_SOURCES) \
+	libgdr/src/log.c \
+	libgdr/src/cuda_loader.c \
+	libgdr/src/hooks/got_patch.c \
+	libgdr/src/hooks/got_elf.c \
+	libgdr/src/hooks/dl_caller.c
+tests_nvrm_test_nvrm_unit_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src \
+	-I$(top_srcdir)/libgdr/src/nvrm -I$(top_srcdir)/libgdr/src/hooks
+tests_nvrm_test_nvrm_unit_CFLAGS = $(AM_CFLAGS) -pthread
+# libgdrx only for the shared helpers (tcuda, nvrm_test.c); no case opens
+# a gdrx context, so its copy of the backend stays idle.
+tests_nvrm_test_nvrm_unit_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
+	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread
+tests_nvrm_test_nvrm_unit_LDFLAGS = $(AM_LDFLAGS) -pthread
+EXTRA_tests_nvrm_test_nvrm_unit_DEPENDENCIES = tests/nvrm/libnvrm_emu.la tests/sim/libcuda.la
+
+# The GPU machine's sanity check (tests/gpu/run.sh; not run by make check).
+EXTRA_DIST += tests/gpu/build.sh tests/gpu/run.sh tests/gpu/gpu_pattern.h \
+	tests/gpu/gpu_kernels.cu tests/gpu/nvrm_sanity.h tests/gpu/nvrm_sanity.c \
+	tests/gpu/nvrm_sanity_life.c tests/gpu/nvrm_vmm_probe.c tests/gpu/gpu_vmm.h \
+	tests/gpu/gpu_vmm.c docs/h200-nvrm-run.txt

@@ -1,25 +1,340 @@
 /*
- * sim_rm.c - mirror of simulated objects into a fake NVIDIA RM.
+ * sim_rm.c - make the simulated libcuda talk to the NVIDIA resource manager
+ * the way the real one does, when the RM-ioctl emulator (tests/nvrm/emu)
+ * is loaded; otherwise every hook here does nothing.
  *
  * SPDX-License-Identifier: MIT
  *
- * Placeholder: the RM mirror (objects exposed through emulated RM ioctls,
- * and cuIpcGetMemHandle and friends) goes here.  Until then the hooks do
- * nothing.
+ * What the real libcuda was seen doing (docs/nvrm.md), mirrored here with
+ * ioctl() calls through this library's own ioctl import, so a backend that
+ * watches libcuda's ioctls sees the same sequence:
+ *   cuInit       open /dev/nvidiactl, version check, root client, one
+ *                NV01_DEVICE_0 per GPU (found by PCI bus id), open and
+ *                initialise /dev/nvidia-uvm;
+ *   new object   RM_ALLOC NV01_MEMORY_LOCAL_USER (the NVOS64 form) under the
+ *                device, then UVM_MAP_EXTERNAL_ALLOCATION of the object's
+ *                whole VA range onto it;
+ *   object gone  UVM_FREE, then RM_FREE;
+ *   cuIpcGetMemHandle  RM_SHARE (RS_SHARE_TYPE_ALL) and the observed
+ *                64-byte handle layout.
+ * The emulator is found through weak references to its control functions.
  */
 #include "sim_rm.h"
+#include "sim_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../../libgdr/src/nvrm/nvrm_abi.h"
+#include "../nvrm/emu/nvrm_emu.h"
+
+/* Weak: NULL unless the emulator is preloaded. */
+#pragma weak nvrm_emu_present
+#pragma weak nvrm_emu_sim_gpus
+#pragma weak nvrm_emu_bind_memory
+
+/* Test helper, exported with the control API: export the RM object behind
+ * p to a new ctl fd, as cuMemExportToShareableHandle(POSIX_FD) does. */
+int simcu_rm_export_fd(CUdeviceptr p, int *fd_out);
+
+#define SIM_RM_DEVICE_HANDLE 0x5c000002u
+#define SIM_RM_MEMORY_HANDLE 0x5c000100u
+
+struct rm_obj {
+    uint64_t id, va, size;
+    int      device;
+    uint32_t h_memory;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    int             active;
+    int             ctl_fd, uvm_fd;
+    uint32_t        h_client;
+    uint32_t        h_device[SIMCU_MAX_DEVICES];
+    uint32_t        gpu_id[SIMCU_MAX_DEVICES];
+    struct rm_obj  *objs;
+    size_t          nobjs, cap;
+    uint32_t        next_handle;
+} rm = { .lock = PTHREAD_MUTEX_INITIALIZER, .ctl_fd = -1, .uvm_fd = -1 };
+
+static int rm_call(unsigned nr, void *arg, size_t size)
+{
+    unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, NVRM_IOCTL_MAGIC, nr, size);
+    return ioctl(rm.ctl_fd, req, arg) == 0 ? 0 : -errno;
+}
+
+static uint32_t rm_alloc64(uint32_t parent, uint32_t handle, uint32_t cls, void *params,
+                           uint32_t size)
+{
+    struct nvrm_rm_alloc_rights a;
+    memset(&a, 0, sizeof(a));
+    a.h_root = rm.h_client;
+    a.h_parent = parent;
+    a.h_new = handle;
+    a.h_class = cls;
+    a.params = (uint64_t)(uintptr_t)params;
+    a.params_size = size;
+    if (rm_call(NVRM_ESC_RM_ALLOC, &a, sizeof(a)) != 0 || a.status != NVRM_OK)
+        return 0;
+    return a.h_new;
+}
+
+static int rm_control(uint32_t cmd, void *params, uint32_t size)
+{
+    struct nvrm_rm_control c;
+    memset(&c, 0, sizeof(c));
+    c.h_client = rm.h_client;
+    c.h_object = rm.h_client;
+    c.cmd = cmd;
+    c.params = (uint64_t)(uintptr_t)params;
+    c.params_size = size;
+    return rm_call(NVRM_ESC_RM_CONTROL, &c, sizeof(c)) == 0 && c.status == NVRM_OK ? 0 : -EIO;
+}
+
+static void rm_free(uint32_t parent, uint32_t object)
+{
+    struct nvrm_rm_free f = { .h_root = rm.h_client, .h_parent = parent, .h_object = object };
+    rm_call(NVRM_ESC_RM_FREE, &f, sizeof(f));
+}
+
+/* The RM's gpuId of the GPU on PCI bus `bus`, or NVRM_INVALID_GPU_ID. */
+static uint32_t gpu_on_bus(int bus)
+{
+    struct nvrm_ctrl_attached_ids ids;
+    memset(&ids, 0, sizeof(ids));
+    if (rm_control(NVRM_CTRL_GPU_GET_ATTACHED_IDS, &ids, sizeof(ids)) != 0)
+        return NVRM_INVALID_GPU_ID;
+    for (int i = 0; i < NVRM_MAX_ATTACHED_GPUS && ids.gpu_ids[i] != NVRM_INVALID_GPU_ID; i++) {
+        struct nvrm_ctrl_pci_info pci = { .gpu_id = ids.gpu_ids[i] };
+        if (rm_control(NVRM_CTRL_GPU_GET_PCI_INFO, &pci, sizeof(pci)) == 0 && pci.bus == bus)
+            return ids.gpu_ids[i];
+    }
+    return NVRM_INVALID_GPU_ID;
+}
+
+static int open_client(int device_count)
+{
+    struct nvrm_version_check v;
+
+    rm.ctl_fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+    if (rm.ctl_fd < 0)
+        return -1;
+    /* A matched libcuda/kernel pair: take the kernel's string, then check. */
+    memset(&v, 0, sizeof(v));
+    v.cmd = NVRM_VERSION_CMD_QUERY;
+    if (rm_call(NVRM_ESC_CHECK_VERSION, &v, sizeof(v)) != 0)
+        return -1;
+    v.cmd = NVRM_VERSION_CMD_STRICT;
+    if (rm_call(NVRM_ESC_CHECK_VERSION, &v, sizeof(v)) != 0)
+        return -1;
+    rm.h_client = 0;
+    rm.h_client = rm_alloc64(0, 0, NVRM_CLASS_ROOT_CLIENT, NULL, 0);
+    if (!rm.h_client)
+        return -1;
+    for (int i = 0; i < device_count; i++) {
+        int bus = 0;
+        if (cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, i) != CUDA_SUCCESS)
+            return -1;
+        rm.gpu_id[i] = gpu_on_bus(bus);
+        struct nvrm_ctrl_id_info info = { .gpu_id = rm.gpu_id[i] };
+        if (rm_control(NVRM_CTRL_GPU_GET_ID_INFO_V2, &info, sizeof(info)) != 0)
+            return -1;
+        struct nvrm_device_alloc dev;
+        memset(&dev, 0, sizeof(dev));
+        dev.device_id = info.device_instance;
+        dev.h_client_share = rm.h_client;
+        rm.h_device[i] = rm_alloc64(rm.h_client, SIM_RM_DEVICE_HANDLE + (uint32_t)i,
+                                    NVRM_CLASS_DEVICE, &dev, sizeof(dev));
+        if (!rm.h_device[i])
+            return -1;
+    }
+    rm.uvm_fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+    if (rm.uvm_fd < 0)
+        return -1;
+    struct nvrm_uvm_initialize init = { 0 };
+    return ioctl(rm.uvm_fd, NVRM_UVM_INITIALIZE, &init) == 0 ? 0 : -1;
+}
 
 void simcu_rm_init(int device_count)
 {
-    (void)device_count;
+    if (!nvrm_emu_present || !nvrm_emu_present())
+        return;
+    const char *ids[SIMCU_MAX_DEVICES];
+    char bufs[SIMCU_MAX_DEVICES][16];
+    for (int i = 0; i < device_count && i < SIMCU_MAX_DEVICES; i++) {
+        if (cuDeviceGetPCIBusId(bufs[i], (int)sizeof(bufs[i]), i) != CUDA_SUCCESS)
+            return;
+        ids[i] = bufs[i];
+    }
+    nvrm_emu_sim_gpus(device_count, ids);
+
+    pthread_mutex_lock(&rm.lock);
+    rm.next_handle = SIM_RM_MEMORY_HANDLE;
+    if (open_client(device_count) == 0) {
+        rm.active = 1;
+    } else {
+        fprintf(stderr, "sim_rm: cannot set up the emulated RM client (errno %d)\n", errno);
+        if (rm.ctl_fd >= 0)
+            close(rm.ctl_fd);
+        rm.ctl_fd = -1;
+    }
+    pthread_mutex_unlock(&rm.lock);
 }
 
 void simcu_rm_object_created(const struct simcu_alloc_info *obj)
 {
-    (void)obj;
+    pthread_mutex_lock(&rm.lock);
+    if (!rm.active || obj->device < 0 || obj->device >= SIMCU_MAX_DEVICES) {
+        pthread_mutex_unlock(&rm.lock);
+        return;
+    }
+    if (rm.nobjs == rm.cap) {
+        size_t cap = rm.cap ? rm.cap * 2 : 16;
+        struct rm_obj *n = realloc(rm.objs, cap * sizeof(*n));
+        if (!n) {
+            pthread_mutex_unlock(&rm.lock);
+            return;
+        }
+        rm.objs = n;
+        rm.cap = cap;
+    }
+    struct nvrm_memory_alloc p;
+    memset(&p, 0, sizeof(p));
+    p.owner = rm.h_client;
+    p.size = obj->object_size;
+    p.alignment = (uint64_t)2 << 20;
+    uint32_t h = rm_alloc64(rm.h_device[obj->device], rm.next_handle++,
+                            NVRM_CLASS_MEMORY_LOCAL, &p, sizeof(p));
+    if (h && nvrm_emu_bind_memory(rm.h_client, h, obj->memfd, obj->memfd_offset,
+                                  obj->object_size) == 0) {
+        struct nvrm_uvm_map_external *m = calloc(1, sizeof(*m));
+        if (m) {
+            m->base = obj->object_va;
+            m->length = obj->object_size;
+            m->offset = 0;
+            m->gpu_attrs_count = 1;
+            m->rm_ctrl_fd = rm.ctl_fd;
+            m->h_client = rm.h_client;
+            m->h_memory = h;
+            ioctl(rm.uvm_fd, NVRM_UVM_MAP_EXTERNAL_ALLOCATION, m);
+            free(m);
+        }
+        rm.objs[rm.nobjs++] = (struct rm_obj){ .id = obj->object_id, .va = obj->object_va,
+                                               .size = obj->object_size,
+                                               .device = obj->device, .h_memory = h };
+    }
+    pthread_mutex_unlock(&rm.lock);
 }
 
 void simcu_rm_object_destroyed(uint64_t object_id)
 {
-    (void)object_id;
+    pthread_mutex_lock(&rm.lock);
+    for (size_t i = 0; rm.active && i < rm.nobjs; i++) {
+        struct rm_obj *o = &rm.objs[i];
+        if (o->id != object_id)
+            continue;
+        struct nvrm_uvm_free f = { .base = o->va, .length = o->size };
+        ioctl(rm.uvm_fd, NVRM_UVM_FREE, &f);
+        rm_free(rm.h_device[o->device], o->h_memory);
+        rm.objs[i] = rm.objs[--rm.nobjs];
+        break;
+    }
+    pthread_mutex_unlock(&rm.lock);
+}
+
+/* The RM object holding p and p's offset in it (rm.lock held). */
+static struct rm_obj *find_locked(CUdeviceptr p, struct simcu_alloc_info *info)
+{
+    if (simcu_lookup(p, info) != 0)
+        return NULL;
+    close(info->memfd);
+    for (size_t i = 0; i < rm.nobjs; i++)
+        if (rm.objs[i].id == info->object_id)
+            return &rm.objs[i];
+    return NULL;
+}
+
+CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+    CUresult rc = sim_begin("cuIpcGetMemHandle", 0);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct simcu_alloc_info info;
+    pthread_mutex_lock(&rm.lock);
+    struct rm_obj *o = rm.active ? find_locked(dptr, &info) : NULL;
+    if (!rm.active) {
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    } else if (!o || info.alloc_base != dptr) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        struct nvrm_rm_share s;
+        memset(&s, 0, sizeof(s));
+        s.h_client = rm.h_client;
+        s.h_object = o->h_memory;
+        s.policy.type = NVRM_SHARE_TYPE_ALL;
+        if (rm_call(NVRM_ESC_RM_SHARE, &s, sizeof(s)) != 0 || s.status != NVRM_OK) {
+            rc = CUDA_ERROR_OPERATING_SYSTEM;
+        } else {
+            uint32_t w[16];
+            uint64_t host = (uint64_t)(uintptr_t)&rm;
+            memset(w, 0, sizeof(w));
+            w[0] = (uint32_t)host;
+            w[1] = (uint32_t)(host >> 32);
+            w[2] = (uint32_t)getpid();
+            w[NVRM_IPC_WORD_SIZE] = (uint32_t)info.alloc_size;
+            w[6] = 0x200;
+            w[NVRM_IPC_WORD_OFFSET] = (uint32_t)info.offset;
+            w[8] = rm.gpu_id[o->device];
+            w[9] = 0xff00;
+            w[10] = 0x33;
+            w[NVRM_IPC_WORD_HCLIENT] = rm.h_client;
+            w[NVRM_IPC_WORD_HMEMORY] = o->h_memory;
+            memcpy(handle->reserved, w, sizeof(w));
+        }
+    }
+    pthread_mutex_unlock(&rm.lock);
+    return rc;
+}
+
+int simcu_rm_export_fd(CUdeviceptr p, int *fd_out)
+{
+    struct simcu_alloc_info info;
+    int rc = -ENODEV;
+
+    if (!fd_out)
+        return -EINVAL;
+    pthread_mutex_lock(&rm.lock);
+    struct rm_obj *o = rm.active ? find_locked(p, &info) : NULL;
+    if (rm.active && !o)
+        rc = -ENOENT;
+    if (o) {
+        int fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+        struct nvrm_ctrl_export_objects *e = calloc(1, sizeof(*e));
+        rc = fd < 0 ? -errno : -ENOMEM;
+        if (fd >= 0 && e) {
+            e->fd = fd;
+            e->h_device = rm.h_device[o->device];
+            e->max_objects = 1;
+            e->metadata[0] = 4; /* what CUDA puts there */
+            e->objects[0] = o->h_memory;
+            e->num_objects = 1;
+            rc = rm_control(NVRM_CTRL_OS_UNIX_EXPORT_OBJECTS_TO_FD, e, sizeof(*e));
+        }
+        free(e);
+        if (rc == 0)
+            *fd_out = fd;
+        else if (fd >= 0)
+            close(fd);
+    }
+    pthread_mutex_unlock(&rm.lock);
+    return rc;
 }

@@ -1,0 +1,301 @@
+/*
+ * nvrm_backend.c - the nvrm backend's ops table: BAR1 mappings of CUDA
+ * memory through the NVIDIA driver's own RM ioctls (no extra kernel module).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * State is per process, shared by every gdrx context: one RM client (RM
+ * clients belong to the process that made them), one table of duplicated
+ * objects so a memory object is mapped once however many pins use it, and
+ * the ioctl trace.  Contexts only count references.
+ *
+ * fork(): a child inherits the parent's contexts, pins and mappings, but
+ * the RM would refuse the parent's client to it, and freeing anything
+ * would harm the parent.  Every op on a context or pin made by another
+ * process returns -ECHILD and touches nothing.  A child that opens a new
+ * context gets a client of its own (the inherited state is set aside
+ * without any RM call).
+ *
+ * Lock order: the core's pin lock -> `lock` below -> the trace's leaf lock.
+ * CUDA calls made under `lock` (IPC handle, VMM export) only reach the
+ * trace lock through libcuda's ioctls.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cuda_loader.h"
+#include "log.h"
+#include "nvrm_client.h"
+#include "nvrm_cuda.h"
+#include "nvrm_discover.h"
+#include "nvrm_object.h"
+#include "nvrm_trace.h"
+
+struct nvrm_state {
+    struct nvrm_state  *abandoned_next;
+    pid_t               pid;
+    int                 refs;     /* open contexts */
+    struct nvrm_client  client;
+    struct nvrm_object *objects;  /* findable objects */
+};
+
+struct nvrm_bctx {
+    pid_t pid;
+};
+
+struct nvrm_pin {
+    pid_t               pid;
+    struct nvrm_object *obj;
+    uint64_t            off, len; /* the pinned window, in the object */
+    struct nvrm_view   *view;     /* while mapped */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nvrm_state *state;
+/* States inherited over fork stay reachable (leak checkers) but unused. */
+static struct nvrm_state *abandoned;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void lock_all(void) { pthread_mutex_lock(&lock); }
+static void unlock_all(void) { pthread_mutex_unlock(&lock); }
+static void register_atfork(void) { pthread_atfork(lock_all, unlock_all, unlock_all); }
+
+static int nvrm_open(void **out)
+{
+    const struct gdrx_cuda *cu = NULL;
+    const struct nvrm_cuda *cx = NULL;
+    int rc;
+
+    pthread_once(&atfork_once, register_atfork);
+    struct nvrm_bctx *b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->pid = getpid();
+
+    pthread_mutex_lock(&lock);
+    if (state && state->pid != b->pid) {
+        gdrx_info("nvrm: new process (fork): setting the parent's RM client aside");
+        nvrm_client_abandon(&state->client);
+        state->abandoned_next = abandoned;
+        abandoned = state;
+        state = NULL;
+    }
+    if (!state) {
+        struct nvrm_state *s = calloc(1, sizeof(*s));
+        rc = s ? gdrx_cuda_get(&cu) : -ENOMEM;
+        if (rc == 0)
+            rc = nvrm_cuda_get(&cx);
+        if (rc == 0)
+            rc = nvrm_client_open(&s->client, cu, cx);
+        if (rc) {
+            free(s);
+            pthread_mutex_unlock(&lock);
+            free(b);
+            return rc;
+        }
+        s->pid = b->pid;
+        state = s;
+        /* Allocations made from now on are recognised by their ioctls. */
+        rc = nvrm_trace_install();
+        if (rc)
+            gdrx_warn("nvrm: cannot watch libcuda's ioctls (%s); only GDRX_NVRM_IPC=1 and "
+                      "exported VMM memory can be pinned", strerror(-rc));
+    }
+    state->refs++;
+    pthread_mutex_unlock(&lock);
+    *out = b;
+    return 0;
+}
+
+static void nvrm_close(void *bctx)
+{
+    struct nvrm_bctx *b = bctx;
+
+    pthread_mutex_lock(&lock);
+    if (b->pid == getpid() && state && state->pid == b->pid && --state->refs == 0) {
+        struct nvrm_state *s = state;
+        /* Pins are gone (the core unpins before closing); objects left
+         * here would be leaks, freed with the client anyway. */
+        while (s->objects) {
+            struct nvrm_object *o = s->objects;
+            gdrx_warn("nvrm: object 0x%x still referenced at close", o->h_memory);
+            o->refs = 1;
+            nvrm_object_put(&s->client, &s->objects, o);
+        }
+        nvrm_client_close(&s->client);
+        free(s);
+        state = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    free(b);
+}
+
+/* The shared state if the caller is the process that made bctx. */
+static struct nvrm_state *state_for(pid_t owner)
+{
+    if (owner != getpid() || !state || state->pid != owner)
+        return NULL;
+    return state;
+}
+
+/* Take the lock for an op on pin bp of bctx: 0 with *s set and the lock
+ * held, or -EINVAL / -ECHILD (another process's pin) with it released. */
+static int lock_pin(const struct nvrm_bctx *b, const struct gdrx_backend_pin *bp,
+                    struct nvrm_state **s)
+{
+    const struct nvrm_pin *p = bp->priv;
+
+    if (!p)
+        return -EINVAL;
+    pthread_mutex_lock(&lock);
+    *s = state_for(b->pid);
+    if (!*s || p->pid != b->pid) {
+        pthread_mutex_unlock(&lock);
+        return -ECHILD;
+    }
+    return 0;
+}
+
+static int nvrm_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_backend_pin *bp)
+{
+    struct nvrm_bctx *b = bctx;
+    struct nvrm_source src;
+    struct nvrm_object *obj = NULL;
+    struct nvrm_gpu *g;
+
+    struct nvrm_pin *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    pthread_mutex_lock(&lock);
+    struct nvrm_state *s = state_for(b->pid);
+    int rc = s ? 0 : -ECHILD;
+    if (rc == 0)
+        rc = nvrm_client_gpu(&s->client, req->device, &g);
+    if (rc == 0)
+        rc = nvrm_discover(&s->client, req, &src);
+    if (rc == 0)
+        rc = nvrm_object_get(&s->client, &s->objects, req->device, &src, &obj);
+    pthread_mutex_unlock(&lock);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    p->pid = b->pid;
+    p->obj = obj;
+    p->off = src.obj_off;
+    p->len = req->win_size;
+    bp->priv = p;
+    bp->pin_base = req->win_base;
+    bp->pin_size = req->win_size;
+    bp->page_size = GDRX_GPU_PAGE_SIZE;
+    return 0;
+}
+
+static int nvrm_unpin(void *bctx, struct gdrx_backend_pin *bp)
+{
+    struct nvrm_pin *p = bp->priv;
+    struct nvrm_state *s;
+    int rc = lock_pin(bctx, bp, &s);
+
+    if (rc)
+        return rc;
+    /* Still mapped here means the core revoked the mapping (backend.h):
+     * the range is the core's now. */
+    if (p->view)
+        nvrm_view_release(&s->client, p->obj, p->view, p->off, p->len, 1);
+    nvrm_object_put(&s->client, &s->objects, p->obj);
+    pthread_mutex_unlock(&lock);
+    free(p);
+    bp->priv = NULL;
+    return 0;
+}
+
+static int nvrm_map(void *bctx, struct gdrx_backend_pin *bp)
+{
+    struct nvrm_pin *p = bp->priv;
+    struct nvrm_state *s;
+    uint8_t *cpu = NULL;
+    int rc = lock_pin(bctx, bp, &s);
+
+    if (rc)
+        return rc;
+    rc = p->view ? -EEXIST : nvrm_view_map(&s->client, p->obj, p->off, p->len, &p->view, &cpu);
+    pthread_mutex_unlock(&lock);
+    if (rc)
+        return rc;
+    bp->cpu_base = cpu;
+    bp->dbase = bp->pin_base;
+    bp->map_size = p->len;
+    bp->type = GDRX_MAPPING_WC;
+    return 0;
+}
+
+static int nvrm_unmap(void *bctx, struct gdrx_backend_pin *bp)
+{
+    struct nvrm_pin *p = bp->priv;
+    struct nvrm_state *s;
+    int rc = lock_pin(bctx, bp, &s);
+
+    if (rc)
+        return rc;
+    if (p->view) {
+        nvrm_view_release(&s->client, p->obj, p->view, p->off, p->len, 0);
+        p->view = NULL;
+    } else {
+        rc = -EINVAL;
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc == 0) {
+        bp->cpu_base = NULL;
+        bp->map_size = 0;
+        bp->type = GDRX_MAPPING_NONE;
+    }
+    return rc;
+}
+
+/* CUDA freed the object we duplicated (seen in its RM_FREE). */
+static int nvrm_is_stale(void *bctx, struct gdrx_backend_pin *bp)
+{
+    struct nvrm_pin *p = bp->priv;
+    struct nvrm_state *s;
+    int rc = lock_pin(bctx, bp, &s);
+
+    if (rc)
+        return rc;
+    if (p->obj->kind == NVRM_OBJ_DUP &&
+        !nvrm_trace_source_live(p->obj->src_client, p->obj->src_memory, p->obj->serial)) {
+        nvrm_object_unlink(&s->objects, p->obj);
+        rc = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static int nvrm_driver_version(void *bctx, uint64_t *version)
+{
+    struct nvrm_bctx *b = bctx;
+
+    pthread_mutex_lock(&lock);
+    struct nvrm_state *s = state_for(b->pid);
+    if (s)
+        *version = s->client.version_code;
+    pthread_mutex_unlock(&lock);
+    return s ? 0 : -ECHILD;
+}
+
+const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {
+    .name = "nvrm",
+    .id = GDRX_BACKEND_NVRM,
+    .open = nvrm_open,
+    .close = nvrm_close,
+    .pin = nvrm_pin,
+    .unpin = nvrm_unpin,
+    .map = nvrm_map,
+    .unmap = nvrm_unmap,
+    .is_stale = nvrm_is_stale,
+    .driver_version = nvrm_driver_version,
+};

@@ -1,0 +1,27 @@
+/*
+ * nvrm_cuda.h - the CUDA driver entry points only the nvrm backend needs,
+ * on top of the core's table (cuda_loader.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef GDRX_NVRM_CUDA_H
+#define GDRX_NVRM_CUDA_H
+
+#include <cuda.h>
+
+struct nvrm_cuda {
+    /* Required: the bus id picks the /dev/nvidiaN and the RM device. */
+    __typeof__(&cuDeviceGetPCIBusId)                    DeviceGetPCIBusId;
+    /* Optional (NULL when missing): the IPC opt-in and the VMM route. */
+    __typeof__(&cuIpcGetMemHandle)                      IpcGetMemHandle;
+    __typeof__(&cuMemRetainAllocationHandle)            MemRetainAllocationHandle;
+    __typeof__(&cuMemGetAllocationPropertiesFromHandle) MemGetAllocationPropertiesFromHandle;
+    __typeof__(&cuMemExportToShareableHandle)           MemExportToShareableHandle;
+    __typeof__(&cuMemRelease)                           MemRelease;
+};
+
+/* Resolve them from the libcuda.so.1 the core loaded (gdrx_cuda_get() must
+ * have succeeded).  0, or -ELIBACC if a required one is missing. */
+int nvrm_cuda_get(const struct nvrm_cuda **out);
+
+#endif /* GDRX_NVRM_CUDA_H */

@@ -1,0 +1,153 @@
+/*
+ * nvrm_discover.c - the three routes from a device address to an RM
+ * object: ioctl trace, IPC handle (opt-in), exported VMM handle.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "nvrm_discover.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "nvrm_trace.h"
+
+/* Object offset of the window start, given that the allocation starts at
+ * alloc_off in the object; -EINVAL if the window would start before the
+ * object (the device VA of an object is GPU-page aligned, so it cannot). */
+static int window_offset(const struct gdrx_pin_req *req, uint64_t alloc_off, uint64_t *out)
+{
+    if (req->win_base > req->alloc_base)
+        *out = alloc_off + (req->win_base - req->alloc_base);
+    else if (req->alloc_base - req->win_base <= alloc_off)
+        *out = alloc_off - (req->alloc_base - req->win_base);
+    else
+        return -EINVAL;
+    return (*out & 0xfff) ? -EINVAL : 0;
+}
+
+static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
+{
+    struct nvrm_trace_hit hit;
+
+    if (nvrm_trace_lookup(req->dptr, &hit) != 0)
+        return -ENOENT;
+    /* The allocation CUDA reports must lie inside the recorded mapping. */
+    if (req->alloc_base < hit.base || req->alloc_size > hit.length ||
+        req->alloc_base - hit.base > hit.length - req->alloc_size) {
+        gdrx_err("nvrm: allocation [%#llx, +%#zx) is not inside the RM mapping [%#llx, +%#llx)",
+                 (unsigned long long)req->alloc_base, req->alloc_size,
+                 (unsigned long long)hit.base, (unsigned long long)hit.length);
+        return -EINVAL;
+    }
+    uint64_t alloc_off = hit.offset + (req->alloc_base - hit.base);
+    if (window_offset(req, alloc_off, &src->obj_off) != 0)
+        return -EINVAL;
+    src->kind = NVRM_OBJ_DUP;
+    src->h_client = hit.h_client;
+    src->h_memory = hit.h_memory;
+    src->serial = hit.serial;
+    src->size_hint = hit.offset + hit.length;
+    return 0;
+}
+
+static int ipc_enabled(void)
+{
+    const char *v = getenv("GDRX_NVRM_IPC");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+int nvrm_discover_ipc(struct nvrm_client *c, const struct gdrx_pin_req *req,
+                      struct nvrm_source *src)
+{
+    CUipcMemHandle h;
+    uint32_t w[16];
+
+    if (!c->cx->IpcGetMemHandle)
+        return -ENOENT;
+    CUresult res = c->cx->IpcGetMemHandle(&h, (CUdeviceptr)req->alloc_base);
+    if (res != CUDA_SUCCESS) {
+        gdrx_dbg("nvrm: cuIpcGetMemHandle(%#llx): CUDA error %d",
+                 (unsigned long long)req->alloc_base, (int)res);
+        return -ENOENT;
+    }
+    _Static_assert(sizeof(h.reserved) == sizeof(w), "CUipcMemHandle is 64 bytes");
+    memcpy(w, h.reserved, sizeof(w));
+    if (w[NVRM_IPC_WORD_SIZE] != (uint32_t)req->alloc_size || !w[NVRM_IPC_WORD_HCLIENT] ||
+        !w[NVRM_IPC_WORD_HMEMORY]) {
+        gdrx_err("nvrm: the IPC handle of %#llx does not have the expected layout (size word "
+                 "%#x, allocation %#zx); not using it",
+                 (unsigned long long)req->alloc_base, w[NVRM_IPC_WORD_SIZE], req->alloc_size);
+        return -EPROTO;
+    }
+    if (window_offset(req, w[NVRM_IPC_WORD_OFFSET], &src->obj_off) != 0)
+        return -EPROTO;
+    src->kind = NVRM_OBJ_DUP;
+    src->h_client = w[NVRM_IPC_WORD_HCLIENT];
+    src->h_memory = w[NVRM_IPC_WORD_HMEMORY];
+    src->serial = nvrm_trace_adopt(src->h_client, src->h_memory);
+    src->size_hint = 0;
+    return src->serial ? 0 : -ENOMEM;
+}
+
+static int from_vmm_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
+                           struct nvrm_source *src)
+{
+    const struct nvrm_cuda *cx = c->cx;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp prop;
+    int fd = -1;
+
+    if (!cx->MemRetainAllocationHandle || !cx->MemGetAllocationPropertiesFromHandle ||
+        !cx->MemExportToShareableHandle || !cx->MemRelease)
+        return -ENOENT;
+    if (cx->MemRetainAllocationHandle(&h, (void *)(uintptr_t)req->dptr) != CUDA_SUCCESS)
+        return -ENOENT; /* not VMM memory */
+    memset(&prop, 0, sizeof(prop));
+    CUresult res = cx->MemGetAllocationPropertiesFromHandle(&prop, h);
+    if (res == CUDA_SUCCESS &&
+        (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        res = cx->MemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    else if (res == CUDA_SUCCESS)
+        res = CUDA_ERROR_NOT_SUPPORTED;
+    cx->MemRelease(h);
+    if (res != CUDA_SUCCESS || fd < 0) {
+        gdrx_dbg("nvrm: VMM memory at %#llx cannot be exported as a POSIX fd (CUDA error %d)",
+                 (unsigned long long)req->dptr, (int)res);
+        return -ENOENT;
+    }
+    /* cuMemMap maps a handle from its offset 0 (CUDA requires it), and the
+     * address range CUDA reports is that one mapping. */
+    if (window_offset(req, 0, &src->obj_off) != 0) {
+        close(fd);
+        return -EINVAL;
+    }
+    src->kind = NVRM_OBJ_IMPORT;
+    src->export_fd = fd;
+    src->buffer_id = req->buffer_id;
+    src->size_hint = req->alloc_size;
+    return 0;
+}
+
+int nvrm_discover(struct nvrm_client *c, const struct gdrx_pin_req *req,
+                  struct nvrm_source *src)
+{
+    memset(src, 0, sizeof(*src));
+    src->export_fd = -1;
+
+    int rc = from_trace(req, src);
+    if (rc == -ENOENT && ipc_enabled())
+        rc = nvrm_discover_ipc(c, req, src);
+    if (rc == -ENOENT)
+        rc = from_vmm_export(c, req, src);
+    if (rc == -ENOENT)
+        gdrx_err("nvrm: no RM handle known for %#llx: it was allocated before the nvrm backend "
+                 "opened; open a gdrx context before allocating, set GDRX_NVRM_IPC=1, or use "
+                 "cuMemCreate with a POSIX fd handle type (docs/nvrm.md)",
+                 (unsigned long long)req->dptr);
+    if (rc == 0)
+        src->min_size = src->obj_off + req->win_size;
+    return rc;
+}

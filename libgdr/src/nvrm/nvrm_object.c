@@ -1,0 +1,346 @@
+/*
+ * nvrm_object.c - duplicate/import RM memory, verify it, map it (views)
+ * and tear it down when the last reference goes.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "nvrm_object.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "nvrm_rm.h"
+
+/* State of each 64 KiB page of a view. */
+enum {
+    PG_FRESH = 0, /* mapped, never handed to a pin */
+    PG_HELD,      /* part of a mapped pin's window */
+    PG_PUNCHED,   /* was held; now our PROT_NONE placeholder */
+    PG_CORE,      /* was held; the core replaced it and will unmap it */
+};
+
+static int key_matches(const struct nvrm_object *o, int ordinal, const struct nvrm_source *s)
+{
+    if (o->ordinal != ordinal || o->kind != s->kind)
+        return 0;
+    if (s->kind == NVRM_OBJ_DUP)
+        return o->src_client == s->h_client && o->src_memory == s->h_memory &&
+               o->serial == s->serial;
+    return o->buffer_id == s->buffer_id;
+}
+
+/* Is h video memory, and how big is it?  The size query is advisory: if
+ * the RM will not answer it, the source's own idea of the size is used. */
+static int verify_memory(struct nvrm_client *c, nvrm_handle_t h, const struct nvrm_source *s,
+                         uint64_t *size)
+{
+    struct nvrm_ctrl_addr_space as = { .h_object = h };
+    int rc = nvrm_rm_control(c->ctl_fd, c->h_client, c->h_client,
+                             NVRM_CTRL_CLIENT_GET_ADDR_SPACE_TYPE, &as, sizeof(as));
+    if (rc) {
+        gdrx_err("nvrm: address space of the duplicate unknown: %s (%s)", strerror(-rc),
+                 nvrm_status_name(nvrm_last_status()));
+        return rc;
+    }
+    if (as.addr_space != NVRM_ADDR_SPACE_VIDMEM) {
+        gdrx_err("nvrm: the memory is not video memory (address space %u)", as.addr_space);
+        return -EINVAL;
+    }
+    struct nvrm_surface_info_entry e[2] = {
+        { .index = NVRM_SURFACE_INFO_PHYS_SIZE_LO }, { .index = NVRM_SURFACE_INFO_PHYS_SIZE_HI },
+    };
+    struct nvrm_ctrl_surface_info si = { .count = 2, .list = (uint64_t)(uintptr_t)e };
+    rc = nvrm_rm_control(c->ctl_fd, c->h_client, h, NVRM_CTRL_MEM_GET_SURFACE_INFO, &si,
+                         sizeof(si));
+    if (rc == 0) {
+        *size = ((uint64_t)e[1].data << 32) | e[0].data;
+    } else {
+        gdrx_dbg("nvrm: surface size query failed (%d); using the source's size", rc);
+        *size = s->size_hint ? s->size_hint : s->min_size;
+    }
+    if (*size < s->min_size) {
+        gdrx_err("nvrm: RM object of %#llx bytes cannot hold offset %#llx + %#llx",
+                 (unsigned long long)*size, (unsigned long long)s->obj_off,
+                 (unsigned long long)(s->min_size - s->obj_off));
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Import the single object exported to s->export_fd under gpu's device. */
+static int import_from_fd(struct nvrm_client *c, const struct nvrm_gpu *g, int fd,
+                          nvrm_handle_t h)
+{
+    struct nvrm_ctrl_export_info info = { .fd = fd };
+    int rc = nvrm_rm_control(c->ctl_fd, c->h_client, c->h_client,
+                             NVRM_CTRL_OS_UNIX_GET_EXPORT_OBJECT_INFO, &info, sizeof(info));
+    if (rc)
+        return rc;
+    if (info.device_instance != g->device_instance || info.max_objects < 1) {
+        gdrx_err("nvrm: exported memory belongs to device instance %u, not %u",
+                 info.device_instance, g->device_instance);
+        return -EINVAL;
+    }
+    struct nvrm_ctrl_import_objects *imp = calloc(1, sizeof(*imp));
+    if (!imp)
+        return -ENOMEM;
+    imp->fd = fd;
+    imp->h_parent = g->h_device;
+    imp->objects[0] = h;
+    imp->num_objects = 1;
+    rc = nvrm_rm_control(c->ctl_fd, c->h_client, c->h_client,
+                         NVRM_CTRL_OS_UNIX_IMPORT_OBJECTS_FROM_FD, imp, sizeof(*imp));
+    if (rc == 0 && imp->object_types[0] != NVRM_IMPORT_TYPE_VIDMEM) {
+        gdrx_err("nvrm: imported object is of type %u, not video memory",
+                 imp->object_types[0]);
+        nvrm_rm_free(c->ctl_fd, c->h_client, g->h_device, h);
+        rc = -EINVAL;
+    }
+    free(imp);
+    return rc;
+}
+
+int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordinal,
+                    struct nvrm_source *src, struct nvrm_object **out)
+{
+    int rc;
+    struct nvrm_gpu *g = NULL;
+
+    for (struct nvrm_object *o = *list; o; o = o->next) {
+        if (!key_matches(o, ordinal, src))
+            continue;
+        if (src->export_fd >= 0)
+            close(src->export_fd);
+        src->export_fd = -1;
+        if (o->size < src->min_size)
+            return -EINVAL;
+        o->refs++;
+        *out = o;
+        return 0;
+    }
+    rc = nvrm_client_gpu(c, ordinal, &g);
+    nvrm_handle_t h = nvrm_client_handle(c);
+    if (rc == 0 && src->kind == NVRM_OBJ_DUP) {
+        rc = nvrm_rm_dup(c->ctl_fd, c->h_client, g->h_device, &h, src->h_client,
+                         src->h_memory);
+        if (rc)
+            gdrx_err("nvrm: cannot duplicate CUDA's memory 0x%x/0x%x: %s (%s)", src->h_client,
+                     src->h_memory, strerror(-rc), nvrm_status_name(nvrm_last_status()));
+    } else if (rc == 0) {
+        rc = import_from_fd(c, g, src->export_fd, h);
+        if (rc)
+            gdrx_err("nvrm: cannot import the exported memory: %s", strerror(-rc));
+    }
+    if (src->export_fd >= 0)
+        close(src->export_fd);
+    src->export_fd = -1;
+    if (rc)
+        return rc;
+
+    uint64_t size = 0;
+    struct nvrm_object *o = NULL;
+    rc = verify_memory(c, h, src, &size);
+    if (rc == 0 && !(o = calloc(1, sizeof(*o))))
+        rc = -ENOMEM;
+    if (rc) {
+        nvrm_rm_free(c->ctl_fd, c->h_client, g->h_device, h);
+        return rc;
+    }
+    o->ordinal = ordinal;
+    o->kind = src->kind;
+    o->src_client = src->h_client;
+    o->src_memory = src->h_memory;
+    o->serial = src->serial;
+    o->buffer_id = src->buffer_id;
+    o->h_memory = h;
+    o->size = size;
+    o->refs = 1;
+    o->linked = 1;
+    o->next = *list;
+    *list = o;
+    gdrx_dbg("nvrm: object 0x%x (%#llx bytes) on device %d", h, (unsigned long long)size,
+             ordinal);
+    *out = o;
+    return 0;
+}
+
+void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o)
+{
+    if (!o->linked)
+        return;
+    for (struct nvrm_object **pp = list; *pp; pp = &(*pp)->next) {
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    }
+    o->next = NULL;
+    o->linked = 0;
+}
+
+static size_t pages_of(uint64_t len)
+{
+    return (size_t)((len + NVRM_PAGE_SIZE - 1) >> NVRM_PAGE_SHIFT);
+}
+
+/* Unmap every page of v we still own (not the core's), then give the RM
+ * mapping back. */
+static void view_destroy(struct nvrm_client *c, struct nvrm_object *o, struct nvrm_view *v)
+{
+    size_t n = pages_of(v->len);
+    for (size_t i = 0; i < n;) {
+        if (v->page[i] == PG_CORE) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && v->page[j] != PG_CORE)
+            j++;
+        uint64_t start = (uint64_t)i << NVRM_PAGE_SHIFT;
+        uint64_t end = (uint64_t)j << NVRM_PAGE_SHIFT;
+        if (end > v->len)
+            end = v->len;
+        if (munmap(v->cpu + start, end - start) != 0)
+            gdrx_warn("nvrm: munmap of a view failed: %s", strerror(errno));
+        i = j;
+    }
+    int rc = nvrm_rm_unmap(c->ctl_fd, c->h_client, c->gpus[o->ordinal].h_device, o->h_memory,
+                           v->linear);
+    if (rc)
+        gdrx_warn("nvrm: RM_UNMAP_MEMORY failed: %s (%s)", strerror(-rc),
+                  nvrm_status_name(nvrm_last_status()));
+    for (struct nvrm_view **pp = &o->views; *pp; pp = &(*pp)->next) {
+        if (*pp == v) {
+            *pp = v->next;
+            break;
+        }
+    }
+    free(v->page);
+    free(v);
+}
+
+void nvrm_object_put(struct nvrm_client *c, struct nvrm_object **list, struct nvrm_object *o)
+{
+    if (--o->refs > 0)
+        return;
+    while (o->views)
+        view_destroy(c, o, o->views); /* only if a pin leaked its mapping */
+    int rc = nvrm_rm_free(c->ctl_fd, c->h_client, c->gpus[o->ordinal].h_device, o->h_memory);
+    if (rc)
+        gdrx_warn("nvrm: freeing our handle 0x%x failed: %s", o->h_memory, strerror(-rc));
+    nvrm_object_unlink(list, o);
+    free(o);
+}
+
+/* A new RM mapping of [off, off+len) of o, mmapped on a fresh /dev/nvidiaN
+ * (the kernel keeps one mmap context per open file). */
+static int view_create(struct nvrm_client *c, struct nvrm_object *o, uint64_t off,
+                       uint64_t len, struct nvrm_view **out)
+{
+    const struct nvrm_gpu *g = &c->gpus[o->ordinal];
+    char path[32];
+    uint64_t linear = 0;
+
+    snprintf(path, sizeof(path), "/dev/nvidia%d", g->minor);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        gdrx_err("nvrm: cannot open %s: %s", path, strerror(e));
+        return -e;
+    }
+    struct nvrm_view *v = calloc(1, sizeof(*v));
+    uint8_t *pages = calloc(pages_of(len), 1);
+    int rc = (!v || !pages) ? -ENOMEM : 0;
+    if (rc == 0)
+        rc = nvrm_rm_map(c->ctl_fd, c->h_client, g->h_device, o->h_memory, off, len, fd,
+                         &linear);
+    if (rc) {
+        gdrx_err("nvrm: RM_MAP_MEMORY of %#llx bytes at %#llx failed: %s (%s)",
+                 (unsigned long long)len, (unsigned long long)off, strerror(-rc),
+                 nvrm_status_name(nvrm_last_status()));
+    } else {
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = -errno;
+            gdrx_err("nvrm: mmap of %s failed: %s", path, strerror(-rc));
+            nvrm_rm_unmap(c->ctl_fd, c->h_client, g->h_device, o->h_memory, linear);
+        } else {
+            v->cpu = p;
+        }
+    }
+    close(fd); /* the mapping keeps the file */
+    if (rc) {
+        free(pages);
+        free(v);
+        return rc;
+    }
+    v->obj_off = off;
+    v->len = len;
+    v->linear = linear;
+    v->page = pages;
+    v->next = o->views;
+    o->views = v;
+    *out = v;
+    return 0;
+}
+
+int nvrm_view_map(struct nvrm_client *c, struct nvrm_object *o, uint64_t off, uint64_t len,
+                  struct nvrm_view **view, uint8_t **cpu)
+{
+    if ((off | len) & (NVRM_PAGE_SIZE - 1) || len == 0 || off > o->size || len > o->size - off)
+        return -EINVAL;
+    struct nvrm_view *v;
+    for (v = o->views; v; v = v->next) {
+        if (off < v->obj_off || off + len > v->obj_off + v->len)
+            continue;
+        size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT);
+        size_t k = 0, n = pages_of(len);
+        while (k < n && v->page[first + k] == PG_FRESH)
+            k++;
+        if (k == n)
+            break;
+    }
+    if (!v) {
+        uint64_t voff = off, vlen = len;
+        if (!o->views && o->size <= NVRM_WHOLE_OBJECT_MAX) {
+            voff = 0;
+            vlen = o->size & ~(uint64_t)0xfff;
+        }
+        int rc = view_create(c, o, voff, vlen, &v);
+        if (rc)
+            return rc;
+    }
+    size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT), n = pages_of(len);
+    memset(v->page + first, PG_HELD, n);
+    v->mapped_pages += n;
+    *view = v;
+    *cpu = v->cpu + (off - v->obj_off);
+    return 0;
+}
+
+void nvrm_view_release(struct nvrm_client *c, struct nvrm_object *o, struct nvrm_view *v,
+                       uint64_t off, uint64_t len, int revoked)
+{
+    size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT), n = pages_of(len);
+    uint8_t *cpu = v->cpu + (off - v->obj_off);
+    uint64_t bytes = off + len > v->obj_off + v->len ? v->obj_off + v->len - off : len;
+
+    if (!revoked) {
+        /* Late accesses fault, and the range stays ours so no other
+         * mapping can appear inside the view. */
+        void *p = mmap(cpu, bytes, PROT_NONE,
+                       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED && mprotect(cpu, bytes, PROT_NONE) != 0)
+            gdrx_err("nvrm: cannot make an unmapped range inaccessible: %s", strerror(errno));
+    }
+    memset(v->page + first, revoked ? PG_CORE : PG_PUNCHED, n);
+    v->mapped_pages -= n;
+    if (v->mapped_pages == 0)
+        view_destroy(c, o, v);
+}

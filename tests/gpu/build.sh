@@ -1,0 +1,55 @@
+#!/bin/bash
+# build.sh OUTDIR - build libgdrx.so (straight from the sources, no
+# autotools: the GPU machine has gcc, nvcc and make only) and the nvrm
+# sanity program into OUTDIR.  Run from anywhere.
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:?usage: build.sh OUTDIR}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+CC=${CC:-gcc}
+mkdir -p "$OUT/obj"
+OUT=$(cd "$OUT" && pwd)
+
+CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -fPIC -pthread -fvisibility=hidden
+  -I$SRC/libgdr/include -I$SRC/libgdr/src -I$SRC/libgdr/src/hooks -I$SRC/libgdr/src/nvrm
+  -I$SRC/gdrdrv -I$CUDA/include -DGDRX_HAVE_NVRM=1 -DGDRX_HAVE_FREE_HOOKS=1"
+
+compile() { # file extra-flags...
+    local f=$1; shift
+    local o="$OUT/obj/$(echo "${f#$SRC/}" | tr / _).o"
+    $CC $CFLAGS "$@" -c "$f" -o "$o" &
+}
+for f in "$SRC"/libgdr/src/*.c "$SRC"/libgdr/src/hooks/*.c "$SRC"/libgdr/src/nvrm/*.c \
+         "$SRC"/libgdr/src/copy/{copy_select,copy_dispatch,cpu_features,copy_sse2}.c; do
+    compile "$f"
+done
+compile "$SRC/libgdr/src/copy/copy_sse41.c" -msse4.1
+compile "$SRC/libgdr/src/copy/copy_avx2.c" -mavx2
+compile "$SRC/libgdr/src/copy/copy_avx512.c" -mavx512f
+compile "$SRC/libgdr/src/copy/copy_movdir64b.c" -mmovdir64b
+wait
+$CC -shared -o "$OUT/libgdrx.so.0" -Wl,-soname,libgdrx.so.0 -Wl,-z,nodelete \
+    -Wl,--version-script="$SRC/libgdr/libgdrx.map" "$OUT"/obj/libgdr_*.o -ldl -pthread
+ln -sf libgdrx.so.0 "$OUT/libgdrx.so"
+
+G="$SRC/tests/gpu"
+nvcc -O2 -arch=sm_90 -I"$G" -c "$G/gpu_kernels.cu" -o "$OUT/obj/gpu_kernels.o"
+for f in nvrm_sanity nvrm_sanity_life gpu_vmm; do
+    $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" \
+        -I"$CUDA/include" -c "$G/$f.c" -o "$OUT/obj/$f.o"
+done
+nvcc -o "$OUT/nvrm_sanity" "$OUT/obj/nvrm_sanity.o" "$OUT/obj/nvrm_sanity_life.o" "$OUT/obj/gpu_vmm.o" \
+    "$OUT/obj/gpu_kernels.o" -L"$OUT" -lgdrx -L"$CUDA/lib64/stubs" -lcuda \
+    -Xlinker -rpath="$OUT"
+# The VMM probe: the backend's own files built into the program.
+PROBE_SRCS=("$SRC"/libgdr/src/nvrm/*.c "$SRC"/libgdr/src/log.c "$SRC"/libgdr/src/cuda_loader.c
+            "$SRC"/libgdr/src/hooks/got_patch.c "$SRC"/libgdr/src/hooks/got_elf.c
+            "$SRC"/libgdr/src/hooks/dl_caller.c "$G/nvrm_vmm_probe.c")
+mkdir -p "$OUT/obj/probe"
+for f in "${PROBE_SRCS[@]}"; do
+    $CC $CFLAGS -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
+done
+wait
+nvcc -o "$OUT/nvrm_vmm_probe" "$OUT"/obj/probe/*.o "$OUT/obj/gpu_kernels.o" "$OUT/obj/gpu_vmm.o" \
+    -L"$CUDA/lib64/stubs" -lcuda -ldl
+echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity and $OUT/nvrm_vmm_probe"

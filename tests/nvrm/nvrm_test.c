@@ -1,0 +1,208 @@
+/*
+ * nvrm_test.c - re-exec under the emulator, and small helpers of the nvrm
+ * suites.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "nvrm_test.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gdrx.h"
+
+static int readable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+static int find_emulator(char *out, size_t size)
+{
+    const char *bd = getenv("GDRX_TEST_BUILDDIR");
+    char exe[4096], dir[4096];
+
+    if (bd && *bd) {
+        snprintf(out, size, "%s/tests/nvrm/.libs/libnvrm_emu.so", bd);
+        if (readable(out))
+            return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    snprintf(dir, sizeof(dir), "%s", dirname(exe));
+    /* The program is either tests/nvrm/X or (libtool) tests/nvrm/.libs/X. */
+    if (snprintf(out, size, "%s/libnvrm_emu.so", dir) < (int)size && readable(out))
+        return 0;
+    if (snprintf(out, size, "%s/.libs/libnvrm_emu.so", dir) < (int)size && readable(out))
+        return 0;
+    return -1;
+}
+
+int nvt_under_emulator(char **argv)
+{
+    char emu[4096], preload[12288];
+
+    if (nvrm_emu_present && nvrm_emu_present())
+        return 0;
+    if (getenv("NVRM_TEST_REEXEC")) {
+        fprintf(stderr, "the RM emulator is not loaded although LD_PRELOAD names it\n");
+        return -1;
+    }
+    if (find_emulator(emu, sizeof(emu)) != 0) {
+        fprintf(stderr, "libnvrm_emu.so not found (set GDRX_TEST_BUILDDIR)\n");
+        return -1;
+    }
+    /* A sanitized library in an LD_PRELOAD list needs its runtime first. */
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof(preload), "%s%s%s%s%s", rt && *rt ? rt : "", rt && *rt ? ":" : "",
+             emu, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("NVRM_TEST_REEXEC", "1", 1);
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "re-exec under the emulator failed: %s\n", strerror(errno));
+    return -1;
+}
+
+int nvt_setup(int ngpus, int dev)
+{
+    setenv("GDRX_BACKEND", "nvrm", 1);
+    tc_load();
+    if (ngpus > 0) {
+        if (!tsim.set_device_count || tsim.set_device_count(ngpus) != 0) {
+            CU_FAIL("cannot set the simulated GPU count");
+            return -1;
+        }
+    }
+    return tc_setup(dev);
+}
+
+int nvt_open(gdrx_t *g)
+{
+    struct gdrx_open_params params;
+
+    gdrx_open_params_init(&params);
+    params.backend = GDRX_BACKEND_NVRM;
+    return gdrx_open(&params, g);
+}
+
+struct nvrm_emu_stats nvt_stats(void)
+{
+    struct nvrm_emu_stats s;
+
+    memset(&s, 0, sizeof(s));
+    if (!nvrm_emu_get_stats || nvrm_emu_get_stats(&s) != 0)
+        CU_FAIL("emulator statistics unavailable");
+    return s;
+}
+
+static int saved_stderr = -1;
+
+int nvt_capture_begin(void)
+{
+    int fd = memfd_create("nvt-stderr", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    fflush(stderr);
+    saved_stderr = dup(2);
+    dup2(fd, 2);
+    return fd;
+}
+
+char *nvt_capture_end(int fd)
+{
+    char *buf = calloc(1, 65536);
+
+    fflush(stderr);
+    if (saved_stderr >= 0) {
+        dup2(saved_stderr, 2);
+        close(saved_stderr);
+        saved_stderr = -1;
+    }
+    if (fd >= 0 && buf) {
+        ssize_t n = pread(fd, buf, 65535, 0);
+        if (n < 0)
+            buf[0] = '\0';
+        close(fd);
+        fprintf(stderr, "%s", buf); /* keep it in the log */
+    }
+    return buf ? buf : strdup("");
+}
+
+void *nvt_pin_map(gdrx_t g, CUdeviceptr p, size_t len, gdrx_pin_t *pin)
+{
+    void *cpu = NULL;
+    int rc = gdrx_pin(g, p, len, 0, pin);
+
+    if (rc) {
+        fprintf(stderr, "    gdrx_pin(%#llx, %zu): %s\n", (unsigned long long)p, len,
+                gdrx_strerror(rc));
+        CU_FAIL("gdrx_pin failed");
+        return NULL;
+    }
+    rc = gdrx_map(g, *pin, &cpu);
+    if (rc) {
+        fprintf(stderr, "    gdrx_map: %s\n", gdrx_strerror(rc));
+        CU_FAIL("gdrx_map failed");
+        return NULL;
+    }
+    return cpu;
+}
+
+int nvt_mapped_alloc(struct nvt_mapped *m, size_t len)
+{
+    memset(m, 0, sizeof(*m));
+    if (nvt_setup(0, 0))
+        return -1;
+    if (nvt_open(&m->g) != 0) {
+        CU_FAIL("gdrx_open failed");
+        return -1;
+    }
+    m->p = tc_alloc(len);
+    m->cpu = m->p ? nvt_pin_map(m->g, m->p, len, &m->pin) : NULL;
+    return m->cpu ? 0 : -1;
+}
+
+int nvt_roundtrip(gdrx_pin_t pin, void *cpu, CUdeviceptr p, size_t len, uint32_t seed)
+{
+    unsigned char *want = malloc(len), *got = malloc(len);
+    int ok = want && got;
+
+    if (ok) {
+        tc_pattern(want, len, seed);
+        ok = gdrx_copy_to_mapping(pin, cpu, want, len) == 0 && tc_check(p, len, seed);
+    }
+    if (ok) {
+        tc_fill(p, len, seed + 1);
+        tc_pattern(want, len, seed + 1);
+        ok = gdrx_copy_from_mapping(pin, got, cpu, len) == 0 && memcmp(want, got, len) == 0;
+    }
+    if (ok && len) {
+        /* A plain CPU load sees the same byte. */
+        ok = ((volatile unsigned char *)cpu)[len - 1] == want[len - 1];
+    }
+    free(want);
+    free(got);
+    return ok;
+}
+
+int nvt_sim_export_fd(CUdeviceptr p, int *fd)
+{
+    int (*fn)(CUdeviceptr, int *) = NULL;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *sym = lib ? dlsym(lib, "simcu_rm_export_fd") : NULL;
+
+    memcpy(&fn, &sym, sizeof(sym));
+    if (lib)
+        dlclose(lib);
+    return fn ? fn(p, fd) : -ENOSYS;
+}

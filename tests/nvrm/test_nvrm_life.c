@@ -1,0 +1,229 @@
+/*
+ * test_nvrm_life.c - what happens around a mapping: CUDA frees the memory,
+ * the process forks, several GPUs, and GPU ordinals that are not the
+ * device-file minors.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nvrm_test.h"
+
+struct probe {
+    const volatile unsigned char *cpu;
+    size_t                        len;
+    const unsigned char          *forbidden;
+};
+
+/* In a child: exit 3 if the old mapping shows the new allocation's data. */
+static void read_probe(void *arg)
+{
+    const struct probe *pr = arg;
+    size_t same = 0;
+    for (size_t i = 0; i < pr->len; i++)
+        same += pr->cpu[i] == pr->forbidden[i];
+    if (same == pr->len)
+        _exit(3);
+}
+
+static int faults(const void *cpu, size_t len, uint32_t new_seed)
+{
+    unsigned char *want = malloc(len);
+    tc_pattern(want, len, new_seed);
+    struct probe pr = { cpu, len, want };
+    int sig = gdrx_test_signal_of(read_probe, &pr);
+    free(want);
+    return sig == SIGSEGV;
+}
+
+/* A pinned, mapped 64 KiB buffer is freed while a neighbour keeps its RM
+ * object alive; the same offset is allocated again and filled.  The old
+ * mapping faults, the pin is stale, and a new pin shows the new data. */
+static void test_stale_on_free(void)
+{
+    gdrx_t g;
+    gdrx_pin_t pin;
+
+    if (nvt_setup(0, 0))
+        return;
+    /* GPU-page aligned sub-allocations: no page is shared with the
+     * neighbour, so the whole old window can go away. */
+    NVT_REQUIRE(tsim.set_suballoc_alignment(64 * KiB) == 0);
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    CUdeviceptr keep = tc_alloc(64 * KiB);
+    CUdeviceptr p = tc_alloc(64 * KiB);
+    NVT_REQUIRE(p - keep < 2 * MiB);
+    void *cpu = nvt_pin_map(g, p, 64 * KiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, p, 64 * KiB, 1));
+
+    tc_free(p);
+    CUdeviceptr q = tc_alloc(64 * KiB);
+    CU_ASSERT_EQUAL(q, p);
+    tc_fill(q, 64 * KiB, 77);
+    CU_ASSERT(faults(cpu, 64 * KiB, 77));
+
+    struct gdrx_pin_info info;
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, pin, &info), 0);
+    CU_ASSERT_EQUAL(info.stale, 1);
+    unsigned char byte;
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &byte, cpu, 1), -ESTALE);
+
+    gdrx_pin_t pin2;
+    void *cpu2 = nvt_pin_map(g, q, 64 * KiB, &pin2);
+    NVT_REQUIRE(cpu2 != NULL);
+    unsigned char *want = malloc(64 * KiB), *got = malloc(64 * KiB);
+    tc_pattern(want, 64 * KiB, 77);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin2, got, cpu2, 64 * KiB), 0);
+    CU_ASSERT_EQUAL(memcmp(want, got, 64 * KiB), 0);
+    free(want);
+    free(got);
+    CU_ASSERT(faults(cpu, 64 * KiB, 77)); /* still */
+
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin2), 0);
+    tc_free(q);
+    tc_free(keep);
+    gdrx_close(g);
+}
+
+/* CUDA frees a whole RM object behind libgdrx's back (a free the hooks do
+ * not see): the RM_FREE in libcuda's ioctls marks the pin stale. */
+static void test_stale_when_object_freed_unseen(void)
+{
+    struct nvt_mapped m;
+
+    if (nvt_mapped_alloc(&m, 4 * MiB))
+        return;
+    tc_free_unseen(m.p);
+    struct gdrx_pin_info info;
+    CU_ASSERT_EQUAL(gdrx_pin_query(m.g, m.pin, &info), 0);
+    CU_ASSERT_EQUAL(info.stale, 1);
+    CU_ASSERT_PTR_NULL(info.cpu_ptr);
+    CU_ASSERT(faults(m.cpu, 64 * KiB, 0));
+    CU_ASSERT_EQUAL(gdrx_unpin(m.g, m.pin), 0);
+    gdrx_close(m.g);
+}
+
+/* fork: the child cannot use the parent's client, pins or mappings
+ * through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
+ * the parent is unaffected. */
+static void test_fork(void)
+{
+    struct nvt_mapped m;
+
+    if (nvt_mapped_alloc(&m, 1 * MiB))
+        return;
+    gdrx_t g = m.g;
+    gdrx_pin_t pin = m.pin;
+    CUdeviceptr p = m.p;
+    void *cpu = m.cpu;
+    struct nvrm_emu_stats before = nvt_stats();
+
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        int bad = 0;
+        void *cpu2 = NULL;
+        gdrx_pin_t pin2;
+        gdrx_t g2;
+        bad |= gdrx_unmap(g, pin) != -ECHILD;
+        bad |= (gdrx_map(g, pin, &cpu2) != -ECHILD && gdrx_map(g, pin, &cpu2) != -EEXIST) << 1;
+        bad |= (gdrx_pin(g, p, 4096, 0, &pin2) != -ECHILD) << 2;
+        struct nvrm_emu_stats s = nvt_stats();
+        bad |= (s.rm_maps != before.rm_maps || s.dups != before.dups) << 3;
+        bad |= (nvt_open(&g2) != 0) << 4;
+        s = nvt_stats();
+        bad |= (s.clients != before.clients + 1 || s.version_checks != before.version_checks + 1)
+               << 5;
+        gdrx_close(g2);
+        _exit(bad);
+    }
+    int status = 0;
+    NVT_REQUIRE(child > 0);
+    CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+    CU_ASSERT(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fprintf(stderr, "    child's failed checks: %#x\n", WEXITSTATUS(status));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, p, 1 * MiB, 4));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    tc_free(p);
+    gdrx_close(g);
+}
+
+/* Total opens of /dev/nvidia<minor> since `before`. */
+static long opens_of(const struct nvrm_emu_stats *before, int minor)
+{
+    return nvt_stats().dev_opens[minor] - before->dev_opens[minor];
+}
+
+static CUdeviceptr alloc_on(int dev, size_t len)
+{
+    CUdevice d;
+    CUcontext ctx;
+    if (tc.DeviceGet(&d, dev) != CUDA_SUCCESS || tc.DevicePrimaryCtxRetain(&ctx, d) != CUDA_SUCCESS ||
+        tc.CtxSetCurrent(ctx) != CUDA_SUCCESS)
+        return 0;
+    return tc_alloc(len);
+}
+
+/* Map memory of each GPU; expect /dev/nvidia<minors[i]> for GPU i. */
+static void map_each_gpu(int ngpus, const int *minors)
+{
+    gdrx_t g;
+
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    for (int dev = 0; dev < ngpus; dev++) {
+        struct nvrm_emu_stats before = nvt_stats();
+        gdrx_pin_t pin;
+        CUdeviceptr p = alloc_on(dev, 2 * MiB);
+        NVT_REQUIRE(p != 0);
+        void *cpu = nvt_pin_map(g, p, 2 * MiB, &pin);
+        NVT_REQUIRE(cpu != NULL);
+        CU_ASSERT_EQUAL(opens_of(&before, minors[dev]), 1);
+        CU_ASSERT(nvt_roundtrip(pin, cpu, p, 2 * MiB, 30 + (uint32_t)dev));
+        struct gdrx_pin_info info;
+        CU_ASSERT_EQUAL(gdrx_pin_query(g, pin, &info), 0);
+        CU_ASSERT_EQUAL(info.device, dev);
+        CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+        tc_free(p);
+    }
+    gdrx_close(g);
+}
+
+/* Two GPUs: the emulator numbers device files backwards (the sim's GPU 0
+ * is /dev/nvidia1), so only a lookup by PCI bus id finds the right one. */
+static void test_two_gpus(void)
+{
+    static const int minors[] = { 1, 0 };
+    if (nvt_setup(2, 0))
+        return;
+    map_each_gpu(2, minors);
+}
+
+/* As with CUDA_VISIBLE_DEVICES=1,2 on a 3-GPU node: the RM sees three GPUs,
+ * CUDA two, with ordinals unrelated to device instances and minors. */
+static void test_visible_devices_remap(void)
+{
+    static const int minors[] = { 3, 5 };
+    NVT_REQUIRE(nvrm_emu_set_gpus("0000:05:00.0=0,0000:19:00.0=3,0000:3b:00.0=5") == 0);
+    if (nvt_setup(2, 0))
+        return;
+    map_each_gpu(2, minors);
+}
+
+const struct gdrx_test_case nvrm_life_cases[] = {
+    GDRX_TEST_CASE(test_stale_on_free),
+    GDRX_TEST_CASE(test_stale_when_object_freed_unseen),
+    GDRX_TEST_CASE(test_fork),
+    GDRX_TEST_CASE(test_two_gpus),
+    GDRX_TEST_CASE(test_visible_devices_remap),
+    GDRX_TEST_END,
+};
