@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "gdrx.h"
 #include "export.h"
@@ -35,6 +36,9 @@ static const struct errname errnames[] = {
     { EPROTO,     "EPROTO: driver and library versions are incompatible" },
     { EIO,        "EIO: driver I/O error" },
     { EFAULT,     "EFAULT: bad address" },
+    { ECHILD,     "ECHILD: handle belongs to the parent process (used after fork)" },
+    { ETIMEDOUT,  "ETIMEDOUT: timed out" },
+    { EILSEQ,     "EILSEQ: driver returned data the library does not understand" },
     { ENOTTY,     "ENOTTY: device does not speak the expected ioctl ABI" },
     { EOVERFLOW,  "EOVERFLOW: value too large" },
     { ENOSPC,     "ENOSPC: handle table full" },
@@ -53,5 +57,8 @@ GDRX_EXPORT const char *gdrx_strerror(int err)
     for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
         if (errnames[i].err == -err)
             return errnames[i].text;
-    return "unknown error";
+    /* errno values passed through from system calls: glibc's fixed,
+     * locale-independent description (thread-safe, unlike strerror). */
+    const char *desc = strerrordesc_np(-err);
+    return desc ? desc : "unknown error";
 }

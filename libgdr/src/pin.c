@@ -96,6 +96,16 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
 
     unsigned int one = 1;
     res = cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, req->dptr);
+    if (res == CUDA_ERROR_NOT_SUPPORTED) {
+        /* Virtual-memory-management allocations (cuMemCreate + cuMemMap)
+         * do not take the attribute (CUDA error 801 on the H200); their
+         * synchronous memory operations complete before returning, and
+         * stream-ordered work is ordered by the caller's synchronisation,
+         * as docs/semantics.md states for pool memory too. */
+        gdrx_dbg("SYNC_MEMOPS not supported on %#llx (VMM memory); pinning anyway",
+                 (unsigned long long)req->dptr);
+        return 0;
+    }
     if (res != CUDA_SUCCESS) {
         gdrx_err("cannot set SYNC_MEMOPS on %#llx: CUDA error %d",
                  (unsigned long long)req->dptr, (int)res);

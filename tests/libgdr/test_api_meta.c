@@ -32,6 +32,18 @@ static void test_strerror_and_names(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(gdrx_strerror(-EBADF), "EBADF"));
     CU_ASSERT_STRING_EQUAL(gdrx_strerror(0), "success");
     CU_ASSERT_STRING_EQUAL(gdrx_strerror(-99999), "unknown error");
+    /* Every errno the library's sources return has a name of its own. */
+    static const struct { int err; const char *name; } returned[] = {
+        { EBADF, "EBADF" }, { ECHILD, "ECHILD" }, { EEXIST, "EEXIST" },
+        { EINVAL, "EINVAL" }, { EIO, "EIO" }, { ELIBACC, "ELIBACC" },
+        { ENODEV, "ENODEV" }, { ENOENT, "ENOENT" }, { ENOMEM, "ENOMEM" },
+        { ENOSPC, "ENOSPC" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { EPERM, "EPERM" },
+        { EPROTO, "EPROTO" }, { ERANGE, "ERANGE" }, { ESTALE, "ESTALE" },
+    };
+    for (size_t i = 0; i < sizeof(returned) / sizeof(returned[0]); i++)
+        CU_ASSERT_PTR_NOT_NULL(strstr(gdrx_strerror(-returned[i].err), returned[i].name));
+    /* Others (passed through from system calls) still get a description. */
+    CU_ASSERT_STRING_NOT_EQUAL(gdrx_strerror(-EXDEV), "unknown error");
     CU_ASSERT_STRING_EQUAL(gdrx_strerror(EINVAL), gdrx_strerror(-EINVAL));
     CU_ASSERT_STRING_EQUAL(gdrx_backend_name(GDRX_BACKEND_GDRDRV), "gdrdrv");
     CU_ASSERT_STRING_EQUAL(gdrx_backend_name(GDRX_BACKEND_NVRM), "nvrm");
