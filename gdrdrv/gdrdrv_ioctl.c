@@ -97,6 +97,31 @@ static int gdrdrv_pin_snapshot(struct gdrdrv_file *f, u64 handle,
 	return 0;
 }
 
+/*
+ * The ioctls that describe one pin all start the same way: the handle is
+ * the first field of their argument, and the answer comes from a snapshot
+ * taken under the pin's lock.
+ */
+static int gdrdrv_snapshot_from_user(struct gdrdrv_file *f, void __user *uarg,
+				     gdrdrv_handle_t *handle,
+				     struct gdrdrv_pin_info *s)
+{
+	if (copy_from_user(handle, uarg, sizeof(*handle)))
+		return -EFAULT;
+	return gdrdrv_pin_snapshot(f, *handle, s);
+}
+
+/* GET_INFO and GET_INFO_V2 share their leading fields (same names, same
+ * layout up to tm_cycles) but are distinct structs in the ABI. */
+#define GDRDRV_FILL_INFO_COMMON(a, h, s) do {			\
+		(a)->handle = (h);				\
+		(a)->va = (s)->va;				\
+		(a)->mapped_size = (s)->size;			\
+		(a)->page_size = GDRDRV_GPU_PAGE_SIZE;		\
+		(a)->tsc_khz = gdrdrv_tsc_khz();		\
+		(a)->tm_cycles = (s)->tm_cycles;		\
+	} while (0)
+
 static int gdrdrv_ioc_get_cb_flag(struct gdrdrv_file *f, void __user *uarg)
 {
 	struct gdrdrv_get_cb_flag_args a;
@@ -104,9 +129,7 @@ static int gdrdrv_ioc_get_cb_flag(struct gdrdrv_file *f, void __user *uarg)
 	gdrdrv_handle_t handle;
 	int ret;
 
-	if (copy_from_user(&handle, uarg, sizeof(handle)))
-		return -EFAULT;
-	ret = gdrdrv_pin_snapshot(f, handle, &s);
+	ret = gdrdrv_snapshot_from_user(f, uarg, &handle, &s);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));	/* clears the implicit padding too */
@@ -122,18 +145,11 @@ static int gdrdrv_ioc_get_info(struct gdrdrv_file *f, void __user *uarg)
 	gdrdrv_handle_t handle;
 	int ret;
 
-	if (copy_from_user(&handle, uarg, sizeof(handle)))
-		return -EFAULT;
-	ret = gdrdrv_pin_snapshot(f, handle, &s);
+	ret = gdrdrv_snapshot_from_user(f, uarg, &handle, &s);
 	if (ret)
 		return ret;
-	memset(&a, 0, sizeof(a));
-	a.handle = handle;
-	a.va = s.va;
-	a.mapped_size = s.size;
-	a.page_size = GDRDRV_GPU_PAGE_SIZE;
-	a.tsc_khz = gdrdrv_tsc_khz();
-	a.tm_cycles = s.tm_cycles;
+	memset(&a, 0, sizeof(a));	/* clears the implicit padding too */
+	GDRDRV_FILL_INFO_COMMON(&a, handle, &s);
 	a.mapped = s.mapped;
 	a.wc_mapping = s.map_type == GDRDRV_MAPPING_WC;
 	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
@@ -146,18 +162,11 @@ static int gdrdrv_ioc_get_info_v2(struct gdrdrv_file *f, void __user *uarg)
 	gdrdrv_handle_t handle;
 	int ret;
 
-	if (copy_from_user(&handle, uarg, sizeof(handle)))
-		return -EFAULT;
-	ret = gdrdrv_pin_snapshot(f, handle, &s);
+	ret = gdrdrv_snapshot_from_user(f, uarg, &handle, &s);
 	if (ret)
 		return ret;
-	memset(&a, 0, sizeof(a));
-	a.handle = handle;
-	a.va = s.va;
-	a.mapped_size = s.size;
-	a.page_size = GDRDRV_GPU_PAGE_SIZE;
-	a.tsc_khz = gdrdrv_tsc_khz();
-	a.tm_cycles = s.tm_cycles;
+	memset(&a, 0, sizeof(a));	/* clears the implicit padding too */
+	GDRDRV_FILL_INFO_COMMON(&a, handle, &s);
 	a.mapping_type = s.map_type;
 	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
 }
