@@ -1,8 +1,9 @@
 #!/bin/sh
-# run-benchmarks.sh BUILDDIR: the main job.  Runs gdrx-copylat on the real
+# run-benchmarks.sh BUILDDIR [gdrx-copylat options]: the main job.  Runs gdrx-copylat on the real
 # GPU when the NVIDIA driver is loaded, otherwise on the simulated GPU
 # (tests/sim), which the benchmark labels "simulated" on every line.
 builddir=${1:-.}
+[ $# -gt 0 ] && shift
 bench="$builddir/tools/gdrx-copylat"
 [ -x "$bench" ] || { echo "run-benchmarks: $bench not built (make first)" >&2; exit 1; }
 
