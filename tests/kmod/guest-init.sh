@@ -6,6 +6,7 @@
 # unloading and the kernel's taint flags, and powers off.  Every line for
 # the host starts with "@@" (tests/kmod/run-qemu.sh parses them):
 #   @@RESULT NAME[MODE] PASS|FAIL ...      one per scenario or step
+#   @@CASES NAME[MODE] PASSED FAILED       a libgdrx suite's CUnit counts
 #   @@DONE                                 the guest reached the end
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -42,6 +43,44 @@ live_counters_zero() {
 
 rmmod_refused() { ! rmmod "$1"; }
 
+# run_suite PROGRAM MODE: a libgdrx CUnit suite (from /gdrx/bin) with the
+# gdrdrv backend on the simulated GPU whose memory is the mock's BAR.  It
+# passes when CUnit's summary shows cases run and none failed, the program
+# exits 0, and gdrdrv and the mock are idle afterwards.
+run_suite() {
+	name="libgdrx_${1#test_}[$2]"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	env $KT_SUITE_ENV GDRX_BACKEND=gdrdrv SIMCU_BACKING=mocknv \
+		LD_LIBRARY_PATH=/gdrx/lib PATH=/gdrx/bin:/bin GDRX_TEST_BUILDDIR=/gdrx \
+		"/gdrx/bin/$1" > /tmp/suite.log 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	# CUnit: "               tests      5      5      5      0        0"
+	line=$(grep -E '^[[:space:]]+tests[[:space:]]+[0-9]+' /tmp/suite.log | tail -n 1)
+	why=
+	if [ -z "$line" ]; then
+		why="no CUnit summary (rc $rc)"
+	else
+		set -- $line
+		echo "@@CASES $name $4 $5"
+		if [ "$5" != 0 ]; then why="$5 cases failed"
+		elif [ "$4" = 0 ]; then why="no case ran"
+		elif [ $rc != 0 ]; then why="rc $rc"
+		fi
+	fi
+	if ! /kt --idle > /tmp/idle.log 2>&1; then
+		why="$why${why:+, }not idle afterwards: $(cat /tmp/idle.log)"
+	fi
+	if [ -z "$why" ]; then
+		result "$name" PASS "($t0 -> $t1 s)"
+	else
+		result "$name" FAIL "($why; $t0 -> $t1 s)"
+		# The suite's own diagnostics, without CUnit's passed cases.
+		grep -v -E '\.\.\.[[:space:]]*passed$|^[[:space:]]*$' /tmp/suite.log |
+			head -n 80 | sed 's/^/  /'
+	fi
+}
+
 # WARN (9), oops/die (7), bad page (5), soft lockup (14).
 no_bad_taint() {
 	t=$(cat /proc/sys/kernel/tainted)
@@ -65,6 +104,9 @@ for mode in callback persistent; do
 	# "N passed, N failed" and is counted as one step here.
 	for prog in $KT_EXTRA; do
 		step "extra:$(basename $prog)[$mode]" "/extra/$prog"
+	done
+	for prog in $KT_SUITES; do
+		run_suite "$prog" $mode
 	done
 	step "counters_zero[$mode]" live_counters_zero
 	step "rmmod_mock_refused[$mode]" rmmod_refused mock_nvp2p

@@ -17,7 +17,8 @@ KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
 
 EXTRA_DIST += $(KMOD_MOCK_SRCS) $(KMOD_GUEST_SRCS) tests/kmod/guest/kt.h \
 	tests/kmod/include/nv-p2p.h tests/kmod/guest-init.sh tests/kmod/run-qemu.sh \
-	tests/kmod/check-imports.sh tests/kmod/README.md tests/kmod/DEPS.txt
+	tests/kmod/check-imports.sh tests/kmod/payload.sh tests/kmod/README.md \
+	tests/kmod/DEPS.txt
 
 KMOD_DIR      = $(abs_top_builddir)/tests/kmod
 KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
@@ -34,6 +35,22 @@ KMOD_BOTH = pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
 # (e.g. the libgdrx suites built with the gdrdrv backend).  Paths relative
 # to the build tree or absolute; add with KMOD_GUEST_EXTRA += ...
 KMOD_GUEST_EXTRA =
+# The libgdrx API suites, run in the guest in both modes with the gdrdrv
+# backend on the simulated GPU (SIMCU_BACKING=mocknv: its memory is the
+# mock's BAR), as dynamically linked programs with their libraries; each is
+# one scenario libgdrx_NAME[MODE] and adds its cases to the totals.
+# test_copy is not run: it copies between host buffers only, while these
+# suites copy through gdrdrv's mappings.
+KMOD_LIBGDR_SUITES = tests/libgdr/test_api$(EXEEXT) \
+	tests/libgdr/test_pin_align$(EXEEXT) tests/libgdr/test_stale$(EXEEXT) \
+	tests/libgdr/test_threads$(EXEEXT) tests/libgdr/test_multi_gpu$(EXEEXT)
+# Their environment in the guest: the sanitizer settings `make check` uses
+# (a sanitized build's payload carries its runtime, found by ldd), and a
+# per-case limit: the slowest case takes about 5 s under TCG, a hung one
+# fails after 60 s instead of 300.
+KMOD_SUITE_ENV = GDRX_TEST_TIMEOUT=60 GDRX_SANITIZE=$(GDRX_SANITIZE) \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Wall-clock limit of the whole guest run (measured: about 40 s).
 KMOD_TIMEOUT = 540
 
@@ -64,7 +81,8 @@ tests/kmod/kt: $(KMOD_GUEST_SRCS:%=$(srcdir)/%) $(KMOD_GUEST_HDRS:%=$(srcdir)/%)
 	  -I$(srcdir)/gdrdrv -I$(srcdir)/tests/kmod/mock \
 	  -o $@ $(KMOD_GUEST_SRCS:%=$(srcdir)/%)
 
-check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_EXTRA)
+check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_EXTRA) \
+	  $(KMOD_LIBGDR_SUITES) tests/sim/libcuda.la
 	@$(MKDIR_P) $(KMOD_DIR)/run
 	$(SHELL) $(srcdir)/tests/kmod/run-qemu.sh --qemu "$(QEMU)" \
 	  --kernel "$(KERNEL_IMAGE)" --busybox "$(BUSYBOX)" \
@@ -72,6 +90,9 @@ check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_
 	  --gdrdrv $(GDRDRV_MOCK_DIR)/gdrdrv.ko --kt tests/kmod/kt \
 	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
 	  --extra "$(KMOD_GUEST_EXTRA)" \
+	  --suites "$(KMOD_LIBGDR_SUITES)" --dlopen libcuda.so.1 \
+	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs" \
+	  --guest-env "$(KMOD_SUITE_ENV)" --tools "nm readelf" \
 	  --imports-ko $(KMOD_PROP_DIR)/gdrdrv.ko \
 	  --symvers $(KERNEL_HEADERS)/Module.symvers \
 	  --results "$(GDRX_RESULTS)" --timeout $(KMOD_TIMEOUT)

@@ -5,12 +5,23 @@
 #   run-qemu.sh --qemu QEMU --kernel VMLINUZ --busybox BUSYBOX
 #               --workdir DIR --mock MOCK.ko --gdrdrv GDRDRV.ko --kt KT
 #               --once "SCENARIOS" --both "SCENARIOS" [--extra "PROGRAMS"]
+#               [--suites "PROGRAMS" --libdirs "DIRS" --dlopen "LIBS"]
+#               [--guest-env "VAR=VALUE..."] [--tools "PROGRAMS"]
 #               [--imports-ko KO --symvers Module.symvers]
 #               [--results FILE] [--timeout SECONDS]
 #
 # --once scenarios run in callback mode only, --both in both pinning
 # modes.  --extra names further static guest programs (copied to /extra),
-# run in both modes; each counts as one result.  --imports-ko adds a host
+# run in both modes; each counts as one result.  --suites names dynamically
+# linked CUnit suites (the libgdrx API suites, libtool wrappers or real
+# programs): they run in both modes with the gdrdrv backend on the
+# simulated GPU whose memory is the mock's BAR, each is reported as
+# libgdrx_NAME[MODE] (NAME without "test_") and adds its cases to the
+# totals.  Their shared libraries, found by ldd with --libdirs (and the
+# --dlopen ones, which ldd cannot see) first on the library path, go to
+# /gdrx/lib, the ELF interpreter to its own path.  --tools copies programs
+# the suites run (nm, readelf) to /gdrx/bin the same way.  --guest-env adds
+# variables to the suites' environment.  --imports-ko adds a host
 # result: that module imports no GPL-only symbol (check-imports.sh).  Prints one line per
 # result ("PASS: kmod/NAME" or "FAIL: kmod/NAME"), then "N passed, N
 # failed", appends "check-kmod N M" to FILE, and exits non-zero on any
@@ -21,7 +32,7 @@ set -u
 die() { echo "run-qemu.sh: $*" >&2; exit 2; }
 
 qemu= kernel= busybox= work= mock= gdrdrv= kt= once= both= extra= results= tmo=540
-imports_ko= symvers=
+imports_ko= symvers= suites= libdirs= dlopen= guest_env= tools=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--qemu) qemu=$2 ;;
@@ -38,6 +49,11 @@ while [ $# -gt 0 ]; do
 	--timeout) tmo=$2 ;;
 	--imports-ko) imports_ko=$2 ;;
 	--symvers) symvers=$2 ;;
+	--suites) suites=$2 ;;
+	--libdirs) libdirs=$2 ;;
+	--dlopen) dlopen=$2 ;;
+	--guest-env) guest_env=$2 ;;
+	--tools) tools=$2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 	shift 2 || die "missing value for $1"
@@ -60,12 +76,28 @@ for p in $extra; do
 	cp "$p" "$root/extra/" || die "cannot copy extra program $p"
 done
 chmod +x "$root/init" "$root/kt"
+suite_names=
+if [ -n "$suites" ]; then
+	sh "$here/payload.sh" "$root" "$libdirs" "$dlopen" $suites ||
+		die "cannot copy the suites and their libraries"
+	for p in $suites; do suite_names="$suite_names $(basename "$p")"; done
+	for p in $tools; do
+		sh "$here/payload.sh" "$root" "" "" "$p" || die "cannot copy tool $p"
+	done
+	# The suites' GDRX_TEST_BUILDDIR (/gdrx) has the library where the
+	# build tree has it, for the checks of its exports and soname.
+	mkdir -p "$root/gdrx/libgdr/.libs" &&
+	ln -sf ../../lib/libgdrx.so.0 "$root/gdrx/libgdr/.libs/libgdrx.so.0" ||
+		die "cannot link libgdrx.so.0"
+fi
 {
 	echo "KT_ONCE=\"$once\""
 	echo "KT_BOTH=\"$both\""
 	printf 'KT_EXTRA="'
 	for p in $extra; do printf '%s ' "$(basename "$p")"; done
 	echo '"'
+	echo "KT_SUITES=\"$suite_names\""
+	echo "KT_SUITE_ENV=\"$guest_env\""
 } > "$root/kt.conf"
 (cd "$root" && find . | cpio -o -H newc --quiet) > "$work/initramfs.cpio" ||
 	die "cpio failed"
@@ -82,6 +114,7 @@ expected=$work/expected.txt
 		fi
 		for s in $both; do echo "$s[$mode]"; done
 		for p in $extra; do echo "extra:$(basename "$p")[$mode]"; done
+		for p in $suite_names; do echo "libgdrx_${p#test_}[$mode]"; done
 		echo "counters_zero[$mode]"
 		echo "rmmod_mock_refused[$mode]"
 		echo "rmmod_gdrdrv[$mode]"
@@ -115,8 +148,21 @@ if [ -n "$imports_ko" ]; then
 fi
 tr -d '\r' < "$log" 2>/dev/null | sed -n 's/^.*@@RESULT \([^ ]*\) \(PASS\|FAIL\).*$/\1 \2/p' \
 	> "$work/reported.txt"
+# A suite's CUnit counts: "@@CASES NAME[MODE] PASSED FAILED".
+tr -d '\r' < "$log" 2>/dev/null |
+	sed -n 's/^.*@@CASES \([^ ]*\) \([0-9]*\) \([0-9]*\).*$/\1 \2 \3/p' > "$work/cases.txt"
 while read -r name; do
 	verdict=$(awk -v n="$name" '$1 == n { v = $2 } END { print v }' "$work/reported.txt")
+	cases=$(awk -v n="$name" '$1 == n { c = $2 " " $3 } END { print c }' "$work/cases.txt")
+	if [ -n "$cases" ] && [ -n "$verdict" ]; then
+		# A suite: its cases count, and a failed verdict at least once.
+		set -- $cases
+		cp=$1 cf=$2
+		[ "$verdict" = FAIL ] && [ "$cf" -eq 0 ] && cf=1
+		pass=$((pass + cp)) fail=$((fail + cf))
+		echo "$verdict: kmod/$name ($1 cases passed, $2 failed)"
+		continue
+	fi
 	case $verdict in
 	PASS) pass=$((pass + 1)); echo "PASS: kmod/$name" ;;
 	FAIL) fail=$((fail + 1)); echo "FAIL: kmod/$name" ;;

@@ -10,6 +10,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_backing.h \
 	tests/sim/sim_backing.c \
 	tests/sim/sim_backing_memfd.c \
+	tests/sim/sim_backing_mocknv.c \
 	tests/sim/sim_rm.h \
 	tests/sim/sim_rm.c \
 	tests/sim/sim_control.c \
@@ -19,7 +20,8 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_pointer.c \
 	tests/sim/sim_errors.c \
 	tests/sim/sim_procaddr.c
-tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS)
+# mocknv backing: the mock NVIDIA P2P provider's control ioctls.
+tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/kmod/mock
 tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) -pthread
 # Export only what the real library names (cu*) plus the control API.
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath /nowhere -version-info 1:0:0 \

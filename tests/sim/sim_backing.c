@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* sim_backing_mocknv.c: the mock NVIDIA P2P provider's BAR (qemu guest). */
+extern const struct sim_backing_ops sim_backing_mocknv;
+
 static const struct sim_backing_ops *const backings[] = {
     &sim_backing_memfd,
+    &sim_backing_mocknv,
 };
 
 const struct sim_backing_ops *sim_backing_select(void)

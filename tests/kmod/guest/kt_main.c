@@ -4,6 +4,8 @@
  * time limit, and checks after each that nothing leaked.
  *
  *   kt NAME...     run the named scenarios ("all" runs every one)
+ *   kt --idle      exit 0 if every live gdrdrv and mock counter is 0 and
+ *                  the mock saw no misuse (after other test programs)
  *
  * Output for the host (tests/kmod/run-qemu.sh parses it):
  *   @@RESULT NAME[MODE] PASS|FAIL [why]
@@ -95,6 +97,8 @@ int main(int argc, char **argv)
 		printf("@@RESULT setup FAIL %s\n", strerror(-ret));
 		return 1;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--idle"))
+		return kt_expect_idle() ? 1 : 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "all")) {
 			for (const struct kt_scenario *sc = kt_scenarios; sc->name; sc++)

@@ -38,6 +38,9 @@ struct mock_alloc {
 	u64 va, size, bar_off;
 	u32 flags;
 	bool freed;			/* "cudaFree"d; kept while pinned */
+	/* CARVE: the file it was carved through, freed when its owner
+	 * closes that file; NULL for ALLOC.  Only compared, never used. */
+	const struct file *carved_by;
 	unsigned int nr_tables;
 };
 
@@ -80,7 +83,7 @@ static struct mock_alloc *mock_find_alloc(pid_t tgid, u64 va, u64 len)
 	struct mock_alloc *a;
 
 	list_for_each_entry(a, &mock_allocs, node)
-		if (!a->freed && a->tgid == tgid && va >= a->va &&
+		if (!a->freed && a->va && a->tgid == tgid && va >= a->va &&
 		    len <= a->size && va - a->va <= a->size - len)
 			return a;
 	return NULL;
@@ -318,6 +321,14 @@ EXPORT_SYMBOL(nvidia_p2p_free_page_table);
 
 /* ---- test control device -------------------------------------------- */
 
+/* A live, bound allocation of @tgid overlapping [va, va + size). */
+static bool mock_va_overlaps(const struct mock_alloc *o, pid_t tgid, u64 va,
+			     u64 size)
+{
+	return !o->freed && o->va && o->tgid == tgid && va < o->va + o->size &&
+	       o->va < va + size;
+}
+
 static int mock_ioc_alloc(void __user *uarg)
 {
 	struct mock_alloc_args args;
@@ -349,8 +360,7 @@ static int mock_ioc_alloc(void __user *uarg)
 			ret = -EBUSY;
 			break;
 		}
-		if (!o->freed && o->tgid == a->tgid && args.va < o->va + o->size &&
-		    o->va < args.va + args.size) {
+		if (mock_va_overlaps(o, a->tgid, args.va, args.size)) {
 			ret = -EEXIST;
 			break;
 		}
@@ -383,6 +393,141 @@ static int mock_ioc_free(void __user *uarg)
 		mock_free_locked(found);
 	mutex_unlock(&mock_lock);
 	return found ? 0 : -EINVAL;
+}
+
+/* The lowest 64 KiB-aligned BAR offset where @size bytes are free. */
+static int mock_bar_fit_locked(u64 size, u64 *off)
+{
+	struct mock_alloc *o;
+	u64 start = 0;
+	bool moved;
+
+	do {
+		moved = false;
+		list_for_each_entry(o, &mock_allocs, node) {
+			if (start < o->bar_off + o->size &&
+			    o->bar_off < start + size) {
+				start = o->bar_off + o->size;
+				moved = true;
+			}
+		}
+		if (start > mock_bar_size || size > mock_bar_size - start)
+			return -ENOSPC;
+	} while (moved);
+	*off = start;
+	return 0;
+}
+
+static int mock_ioc_carve(struct file *filp, void __user *uarg)
+{
+	struct mock_carve_args args;
+	struct mock_alloc *a, *o;
+	int ret = 0;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (!args.size || ((args.va | args.size) & (MOCK_NVP2P_CHUNK - 1)) ||
+	    args.va + args.size < args.va || args.size > mock_bar_size)
+		return -EINVAL;
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	a->tgid = current->tgid;
+	a->va = args.va;
+	a->size = args.size;
+	a->carved_by = filp;
+
+	mutex_lock(&mock_lock);
+	if (args.va)
+		list_for_each_entry(o, &mock_allocs, node)
+			if (mock_va_overlaps(o, a->tgid, args.va, args.size))
+				ret = -EEXIST;
+	if (!ret)
+		ret = mock_bar_fit_locked(args.size, &a->bar_off);
+	if (!ret) {
+		args.bar_off = a->bar_off;
+		list_add_tail(&a->node, &mock_allocs);
+	}
+	mutex_unlock(&mock_lock);
+	if (ret) {
+		kfree(a);
+		return ret;
+	}
+	/* The allocation stays even if the caller cannot read its offset:
+	 * the process frees it by closing the file. */
+	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
+}
+
+/* The caller's live allocation starting at BAR offset @off. */
+static struct mock_alloc *mock_find_bar_locked(u64 off)
+{
+	struct mock_alloc *a;
+
+	list_for_each_entry(a, &mock_allocs, node)
+		if (!a->freed && a->tgid == current->tgid && a->bar_off == off)
+			return a;
+	return NULL;
+}
+
+static int mock_ioc_bind(void __user *uarg)
+{
+	struct mock_bar_args args;
+	struct mock_alloc *a, *o;
+	int ret = 0;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (!args.va || (args.va & (MOCK_NVP2P_CHUNK - 1)))
+		return -EINVAL;
+	mutex_lock(&mock_lock);
+	a = mock_find_bar_locked(args.bar_off);
+	if (!a || a->va || args.va + a->size < args.va) {
+		ret = -EINVAL;
+		goto out;
+	}
+	list_for_each_entry(o, &mock_allocs, node)
+		if (mock_va_overlaps(o, a->tgid, args.va, a->size))
+			ret = -EEXIST;
+	if (!ret)
+		a->va = args.va;
+out:
+	mutex_unlock(&mock_lock);
+	return ret;
+}
+
+static int mock_ioc_free_bar(void __user *uarg)
+{
+	struct mock_bar_args args;
+	struct mock_alloc *a;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.va)
+		return -EINVAL;
+	mutex_lock(&mock_lock);
+	a = mock_find_bar_locked(args.bar_off);
+	if (a)
+		mock_free_locked(a);
+	mutex_unlock(&mock_lock);
+	return a ? 0 : -EINVAL;
+}
+
+/*
+ * Every close of the file, including the one at exit: the closing process
+ * frees what it carved through this file (running the free callbacks), as
+ * the GPU driver does when a process dies with memory allocated.
+ */
+static int mock_flush(struct file *filp, fl_owner_t id)
+{
+	struct mock_alloc *a, *tmp;
+
+	mutex_lock(&mock_lock);
+	list_for_each_entry_safe(a, tmp, &mock_allocs, node)
+		if (!a->freed && a->carved_by == filp &&
+		    a->tgid == current->tgid)
+			mock_free_locked(a);
+	mutex_unlock(&mock_lock);
+	return 0;
 }
 
 static int mock_ioc_config(void __user *uarg)
@@ -443,6 +588,12 @@ static long mock_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	}
 	case MOCK_IOC_STATS:
 		return mock_ioc_stats(uarg);
+	case MOCK_IOC_CARVE:
+		return mock_ioc_carve(filp, uarg);
+	case MOCK_IOC_BIND:
+		return mock_ioc_bind(uarg);
+	case MOCK_IOC_FREE_BAR:
+		return mock_ioc_free_bar(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -451,6 +602,7 @@ static long mock_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 static const struct file_operations mock_fops = {
 	.owner		= THIS_MODULE,
 	.unlocked_ioctl	= mock_ioctl,
+	.flush		= mock_flush,
 };
 
 static struct miscdevice mock_misc = {

@@ -37,6 +37,29 @@ struct mock_free_args {
 	__u32 pad;
 };
 
+/*
+ * CARVE: the mock picks a free BAR range itself (first fit, 64 KiB aligned)
+ * for an allocation of the caller, like the GPU driver placing a cudaMalloc
+ * in VRAM; bar_off comes back.  va may be 0: the allocation then holds its
+ * BAR range but get_pages cannot find it until BIND gives it its VA (the
+ * simulated GPU learns its device VA only after the pages exist).  Carved
+ * allocations also die with their process: when it closes the file it
+ * carved them through (normally at exit), they are freed as by FREE, as the
+ * GPU driver frees a dead process's memory.
+ */
+struct mock_carve_args {
+	__u64 va;		/* in: 0, or as for ALLOC */
+	__u64 size;		/* in: multiple of 64 KiB */
+	__u64 bar_off;		/* out */
+};
+
+/* BIND: the caller's unbound carved allocation at bar_off gets its VA.
+ * FREE_BAR: free the caller's allocation at bar_off (bound or not). */
+struct mock_bar_args {
+	__u64 bar_off;		/* in: start of the caller's allocation */
+	__u64 va;		/* in (BIND only; 0 for FREE_BAR) */
+};
+
 struct mock_config_args {
 	__u32 cb_delay_ms;	/* sleep before each free callback (<= 5000) */
 	__s32 fail_next_get;	/* next get_pages returns this (<= 0) */
@@ -68,5 +91,8 @@ struct mock_stats_args {
 #define MOCK_IOC_CONFIG	_IOW(MOCK_NVP2P_MAGIC, 3, struct mock_config_args)
 #define MOCK_IOC_INFO	_IOR(MOCK_NVP2P_MAGIC, 4, struct mock_info_args)
 #define MOCK_IOC_STATS	_IOR(MOCK_NVP2P_MAGIC, 5, struct mock_stats_args)
+#define MOCK_IOC_CARVE	_IOWR(MOCK_NVP2P_MAGIC, 6, struct mock_carve_args)
+#define MOCK_IOC_BIND	_IOW(MOCK_NVP2P_MAGIC, 7, struct mock_bar_args)
+#define MOCK_IOC_FREE_BAR _IOW(MOCK_NVP2P_MAGIC, 8, struct mock_bar_args)
 
 #endif /* MOCK_NVP2P_IOCTL_H */
