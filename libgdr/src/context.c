@@ -18,7 +18,16 @@ static void ctx_slot_init(struct gdrx_hslot *s)
 
     /* Lives as long as the slot, i.e. forever: a thread that looked the
      * context up just before it was closed may still lock it safely. */
-    pthread_rwlock_init(&ctx->lock, NULL);
+    /* Writer-preferring: glibc's default lets new readers overtake a
+     * waiting writer, so gdrx_close() could starve forever while other
+     * threads keep calling into the context.  Safe because no thread takes
+     * the read lock twice (gdrx_ctx_get is only called by the API entry
+     * points, never nested). */
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&ctx->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
 }
 
 struct gdrx_htable gdrx_ctx_table = GDRX_HTABLE_INIT(GDRX_CTX_TAG, struct gdrx_ctx, ctx_slot_init);

@@ -371,8 +371,10 @@ static void test_close_under_use(void)
     if (!c)
         return;
     spawn(tid, 6, use_until_closed, c);
-    while (atomic_load(&c->done) < 200)
-        sched_yield(); /* let them get going */
+    /* Let them get going; bounded, so workers that fail early cannot
+     * hang the case (their failures are asserted below). */
+    for (long spins = 0; atomic_load(&c->done) < 200 && spins < 100000000L; spins++)
+        sched_yield();
     CU_ASSERT_EQUAL(gdrx_close(c->g), 0);
     join(tid, 6);
     CU_ASSERT_EQUAL(atomic_load(&c->failures), 0);
