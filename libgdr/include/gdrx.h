@@ -32,17 +32,36 @@
  * GDRX_LOG_LEVEL (above), GDRX_COPY_VARIANT=<name> (copy routine),
  * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv).
  *
- * Ordering (CPU stores vs GPU work)
- *  - gdrx_pin() sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation, so
- *    synchronous CUDA memory operations on it are ordered with respect to
- *    CPU accesses through the mapping.
+ * Ordering (CPU accesses through the mapping vs CUDA's work on the memory)
+ *  - cuMemAlloc / cudaMalloc memory (sub-allocations included): gdrx_pin()
+ *    sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation, so a
+ *    *synchronous* CUDA memory operation on it (cuMemcpy*, cuMemset* without
+ *    a stream argument) has completed when it returns, including a
+ *    cuMemcpyHtoD from pageable host memory, and CPU accesses through the
+ *    mapping that follow it see its result with no further call.
+ *  - cuMemAllocAsync / cudaMallocAsync (memory pool) memory and cuMemCreate
+ *    (VMM) memory: SYNC_MEMOPS does not apply.  Pools accept the attribute
+ *    but do not honour it; VMM memory refuses it (CUDA error 801, and
+ *    gdrx_pin pins it anyway).  CUDA documents that a cuMemcpyHtoD from
+ *    pageable host memory may return before its DMA has landed, and that
+ *    device-to-device copies and memsets return before they complete.  For
+ *    these kinds, CPU accesses through the mapping are ordered after such an
+ *    operation only once the caller has synchronised the stream that did it
+ *    (cuStreamSynchronize, an event), or the context (cuCtxSynchronize) for
+ *    calls without a stream argument, which run on the legacy default
+ *    stream.  Seen on the H200: old bytes read right after a pageable
+ *    cuMemcpyHtoD into pool memory, all correct after cuCtxSynchronize.
+ *  - For every kind: an asynchronous operation (*Async, kernels) is ordered
+ *    only after the caller synchronised its stream; cuMemcpyDtoH and a
+ *    cuMemcpyHtoD from page-locked host memory complete before returning.
  *  - gdrx_copy_to_mapping() ends with a store fence: when it returns, the data
- *    has left the CPU's write-combining buffers.  A GPU kernel that is
- *    *already running* and polls the memory may still need
+ *    has left the CPU's write-combining buffers, for every kind of memory.  A
+ *    GPU kernel that is *already running* and polls the memory may still need
  *    cuFlushGPUDirectRDMAWrites() (or a flag written last) to observe the
  *    bytes in order; work launched after the copy returns sees them.
  *  - gdrx_copy_from_mapping() observes everything the GPU wrote before the
  *    CPU learned (via stream/event synchronisation) that the work finished.
+ *  See docs/semantics.md, "Ordering".
  *
  * After CUDA frees pinned memory: see gdrx_pin_info.stale and docs/semantics.md.
  */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # build.sh OUTDIR - build libgdrx.so (straight from the sources, no
-# autotools: the GPU machine has gcc, nvcc and make only) and the nvrm
-# sanity program into OUTDIR.  Run from anywhere.
+# autotools: the GPU machine has gcc, nvcc and make only), the nvrm sanity
+# programs and the gdrx-copylat benchmark into OUTDIR.  Run from anywhere.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: build.sh OUTDIR}
@@ -41,15 +41,27 @@ done
 nvcc -o "$OUT/nvrm_sanity" "$OUT/obj/nvrm_sanity.o" "$OUT/obj/nvrm_sanity_life.o" "$OUT/obj/gpu_vmm.o" \
     "$OUT/obj/gpu_kernels.o" -L"$OUT" -lgdrx -L"$CUDA/lib64/stubs" -lcuda \
     -Xlinker -rpath="$OUT"
-# The VMM probe: the backend's own files built into the program.
+# The VMM probe: the backend's own files built into the program.  Its copy
+# of the ioctl trace must not install itself at load: the probe maps VMM
+# memory before calling nvrm_trace_install(), to take the export route.
 PROBE_SRCS=("$SRC"/libgdr/src/nvrm/*.c "$SRC"/libgdr/src/log.c "$SRC"/libgdr/src/cuda_loader.c
             "$SRC"/libgdr/src/hooks/got_patch.c "$SRC"/libgdr/src/hooks/got_elf.c
             "$SRC"/libgdr/src/hooks/dl_caller.c "$G/nvrm_vmm_probe.c")
 mkdir -p "$OUT/obj/probe"
 for f in "${PROBE_SRCS[@]}"; do
-    $CC $CFLAGS -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
+    $CC $CFLAGS -DNVRM_TRACE_NO_LOAD_HOOK -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
 done
 wait
 nvcc -o "$OUT/nvrm_vmm_probe" "$OUT"/obj/probe/*.o "$OUT/obj/gpu_kernels.o" "$OUT/obj/gpu_vmm.o" \
     -L"$CUDA/lib64/stubs" -lcuda -ldl
-echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity and $OUT/nvrm_vmm_probe"
+# Load order (libgdrx before or after libcuda and the allocations): links
+# neither library, dlopens both; run with libgdrx.so.0 on LD_LIBRARY_PATH.
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
+    "$SRC/tests/nvrm/nvrm_load_order.c" -o "$OUT/nvrm_load_order" -ldl
+# The latency benchmark (tools/local.mk's gdrx-copylat), against this libgdrx.
+T="$SRC/tools"
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -I"$CUDA/include" \
+    "$T/gdrx-copylat.c" "$T/copylat_opts.c" "$T/copylat_measure.c" "$T/tool_cuda.c" \
+    "$T/tool_sys.c" -o "$OUT/gdrx-copylat" -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
+echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order" \
+     "and $OUT/gdrx-copylat"

@@ -33,11 +33,20 @@ tests_nvrm_test_nvrm_SOURCES = \
 	tests/nvrm/test_nvrm_open.c \
 	tests/nvrm/test_nvrm_map.c \
 	tests/nvrm/test_nvrm_errors.c \
-	tests/nvrm/test_nvrm_life.c
+	tests/nvrm/test_nvrm_life.c \
+	tests/nvrm/test_nvrm_load.c
 tests_nvrm_test_nvrm_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS)
 tests_nvrm_test_nvrm_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
-EXTRA_tests_nvrm_test_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la tests/sim/libcuda.la
+EXTRA_tests_nvrm_test_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la tests/sim/libcuda.la \
+	tests/nvrm/nvrm_load_order$(EXEEXT)
+
+# Run by test_nvrm_load.c (and on the GPU machine by tests/gpu/run.sh):
+# links neither libgdrx nor libcuda, it dlopens both in a chosen order.
+check_PROGRAMS += tests/nvrm/nvrm_load_order
+tests_nvrm_nvrm_load_order_SOURCES = tests/nvrm/nvrm_load_order.c
+tests_nvrm_nvrm_load_order_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_nvrm_nvrm_load_order_LDADD = $(DL_LIBS)
 
 # The backend's parts built into the program (no libgdrx): unit tests of
 # the trace, the version policy, the import route and the view rules.
@@ -53,8 +62,10 @@ tests_nvrm_test_nvrm_unit_SOURCES = \
 	libgdr/src/hooks/got_patch.c \
 	libgdr/src/hooks/got_elf.c \
 	libgdr/src/hooks/dl_caller.c
+# Its copy of the trace waits to be asked (no constructor install): the
+# libgdrx it links installs its own at load.
 tests_nvrm_test_nvrm_unit_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src \
-	-I$(top_srcdir)/libgdr/src/nvrm -I$(top_srcdir)/libgdr/src/hooks
+	-I$(top_srcdir)/libgdr/src/nvrm -I$(top_srcdir)/libgdr/src/hooks -DNVRM_TRACE_NO_LOAD_HOOK
 tests_nvrm_test_nvrm_unit_CFLAGS = $(AM_CFLAGS) -pthread
 # libgdrx only for the shared helpers (tcuda, nvrm_test.c); no case opens
 # a gdrx context, so its copy of the backend stays idle.

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdrx.h"
@@ -23,27 +24,36 @@ static int readable(const char *path)
     return access(path, R_OK) == 0;
 }
 
-static int find_emulator(char *out, size_t size)
+/* A file built in tests/nvrm: $GDRX_TEST_BUILDDIR/tests/nvrm/<rel>, else
+ * next to this program, which is either tests/nvrm/X or (libtool)
+ * tests/nvrm/.libs/X.  rel is "name" or ".libs/name". */
+static int find_built(const char *rel, char *out, size_t size)
 {
     const char *bd = getenv("GDRX_TEST_BUILDDIR");
     char exe[4096], dir[4096];
 
-    if (bd && *bd) {
-        snprintf(out, size, "%s/tests/nvrm/.libs/libnvrm_emu.so", bd);
-        if (readable(out))
-            return 0;
-    }
+    if (bd && *bd && snprintf(out, size, "%s/tests/nvrm/%s", bd, rel) < (int)size &&
+        readable(out))
+        return 0;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n <= 0)
         return -1;
     exe[n] = '\0';
     snprintf(dir, sizeof(dir), "%s", dirname(exe));
-    /* The program is either tests/nvrm/X or (libtool) tests/nvrm/.libs/X. */
-    if (snprintf(out, size, "%s/libnvrm_emu.so", dir) < (int)size && readable(out))
-        return 0;
-    if (snprintf(out, size, "%s/.libs/libnvrm_emu.so", dir) < (int)size && readable(out))
-        return 0;
+    static const char *const where[] = { "%s/%s", "%s/../%s", "%s/.libs/%s" };
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        int len = snprintf(out, size, where[i], dir, rel);
+        if (len > 0 && len < (int)size && readable(out))
+            return 0;
+    }
     return -1;
+}
+
+static int find_emulator(char *out, size_t size)
+{
+    if (find_built(".libs/libnvrm_emu.so", out, size) == 0)
+        return 0;
+    return find_built("libnvrm_emu.so", out, size);
 }
 
 int nvt_under_emulator(char **argv)
@@ -205,4 +215,32 @@ int nvt_sim_export_fd(CUdeviceptr p, int *fd)
     if (lib)
         dlclose(lib);
     return fn ? fn(p, fd) : -ENOSYS;
+}
+
+int nvt_run_helper(const char *name, const char *arg)
+{
+    char path[4096];
+
+    if (find_built(name, path, sizeof(path)) != 0) {
+        fprintf(stderr, "    %s not found (set GDRX_TEST_BUILDDIR)\n", name);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        char *args[] = { path, (char *)arg, NULL };
+        execv(path, args);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    if (!WIFEXITED(status)) {
+        fprintf(stderr, "    %s %s: killed by signal %d\n", name, arg,
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        return -1;
+    }
+    return WEXITSTATUS(status);
 }

@@ -80,6 +80,11 @@ int nvt_mapped_alloc(struct nvt_mapped *m, size_t len);
  * check it through CUDA; then the reverse with seed + 1.  1 if both hold. */
 int nvt_roundtrip(gdrx_pin_t pin, void *cpu, CUdeviceptr p, size_t len, uint32_t seed);
 
+/* Run the program `name` built in tests/nvrm with one argument, in this
+ * process's environment; its exit status, or -1 if it could not run or
+ * died of a signal. */
+int nvt_run_helper(const char *name, const char *arg);
+
 /* The sim's test helper (sim_rm.c): export the RM object behind p. */
 int nvt_sim_export_fd(CUdeviceptr p, int *fd);
 

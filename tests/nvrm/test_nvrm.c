@@ -12,12 +12,14 @@ extern const struct gdrx_test_case nvrm_open_cases[];
 extern const struct gdrx_test_case nvrm_map_cases[];
 extern const struct gdrx_test_case nvrm_error_cases[];
 extern const struct gdrx_test_case nvrm_life_cases[];
+extern const struct gdrx_test_case nvrm_load_cases[];
 
 static const struct gdrx_test_suite suites[] = {
     { "nvrm_open", NULL, NULL, nvrm_open_cases },
     { "nvrm_map", NULL, NULL, nvrm_map_cases },
     { "nvrm_errors", NULL, NULL, nvrm_error_cases },
     { "nvrm_life", NULL, NULL, nvrm_life_cases },
+    { "nvrm_load", NULL, NULL, nvrm_load_cases },
     GDRX_SUITE_END,
 };
 

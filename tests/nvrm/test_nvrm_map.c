@@ -168,36 +168,6 @@ static void test_suballocation_offsets(void)
     gdrx_close(g);
 }
 
-/* Allocated before gdrx_open: unknown to the trace.  Refused unless the
- * IPC opt-in is on; with it, the IPC handle's words lead to the object. */
-static void test_ipc_opt_in(void)
-{
-    gdrx_t g;
-    gdrx_pin_t pin;
-
-    if (nvt_setup(0, 0))
-        return;
-    CUdeviceptr early = tc_alloc(3 * MiB);
-    CUdeviceptr small = tc_alloc(8 * KiB); /* sub-allocated: offset word */
-    NVT_REQUIRE(nvt_open(&g) == 0);
-    unsetenv("GDRX_NVRM_IPC");
-    CU_ASSERT_EQUAL(gdrx_pin(g, early, 3 * MiB, 0, &pin), -ENOENT);
-
-    setenv("GDRX_NVRM_IPC", "1", 1);
-    void *cpu = nvt_pin_map(g, early, 3 * MiB, &pin);
-    NVT_REQUIRE(cpu != NULL);
-    CU_ASSERT(nvt_roundtrip(pin, cpu, early, 3 * MiB, 7));
-    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
-
-    cpu = nvt_pin_map(g, small + 100, 5000, &pin);
-    NVT_REQUIRE(cpu != NULL);
-    CU_ASSERT(nvt_roundtrip(pin, cpu, small + 100, 5000, 8));
-    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
-    tc_free(early);
-    tc_free(small);
-    gdrx_close(g);
-}
-
 /* CUDA frees an object and a new one reuses its address (and could reuse
  * its handle value): the new pin must duplicate the new object. */
 static void test_new_object_at_old_address(void)
@@ -249,7 +219,6 @@ const struct gdrx_test_case nvrm_map_cases[] = {
     GDRX_TEST_CASE(test_sizes_and_interior_ranges),
     GDRX_TEST_CASE(test_one_mapping_per_object),
     GDRX_TEST_CASE(test_suballocation_offsets),
-    GDRX_TEST_CASE(test_ipc_opt_in),
     GDRX_TEST_CASE(test_new_object_at_old_address),
     GDRX_TEST_CASE(test_remap_after_unmap),
     GDRX_TEST_END,

@@ -99,11 +99,16 @@ static int nvrm_open(void **out)
         }
         s->pid = b->pid;
         state = s;
-        /* Allocations made from now on are recognised by their ioctls. */
+        /* Normally done when libgdrx was loaded; this catches a libcuda
+         * the dlopen hook did not see come, and GDRX_NVRM_TRACE=0. */
         rc = nvrm_trace_install();
         if (rc)
             gdrx_warn("nvrm: cannot watch libcuda's ioctls (%s); only GDRX_NVRM_IPC=1 and "
                       "exported VMM memory can be pinned", strerror(-rc));
+        else
+            gdrx_info("nvrm: CUDA memory is traced since %s",
+                      nvrm_trace_since() == NVRM_TRACE_SINCE_LOAD ? "libgdrx was loaded"
+                                                                  : "this gdrx_open");
     }
     state->refs++;
     pthread_mutex_unlock(&lock);
@@ -134,6 +139,23 @@ static void nvrm_close(void *bctx)
     free(b);
 }
 
+/* An op on a context or pin another process made: -ECHILD, said once per
+ * process at error level, since the usual cause is fork() and the fix is
+ * not in the call that failed.  Called without `lock`. */
+static int refuse_inherited(pid_t owner)
+{
+    static pid_t told;
+    pid_t me = getpid();
+
+    if (__atomic_exchange_n(&told, me, __ATOMIC_RELAXED) != me)
+        gdrx_err("nvrm: this context or pin belongs to process %d, not to this one (%d): after "
+                 "fork() a child can use neither its parent's gdrx handles nor CUDA itself "
+                 "(CUDA refuses every call in a forked child, so gdrx_open fails there with "
+                 "-ENODEV); use gdrx and CUDA in the parent, or exec a new program "
+                 "(docs/nvrm.md, fork)", (int)owner, (int)me);
+    return -ECHILD;
+}
+
 /* The shared state if the caller is the process that made bctx. */
 static struct nvrm_state *state_for(pid_t owner)
 {
@@ -155,7 +177,7 @@ static int lock_pin(const struct nvrm_bctx *b, const struct gdrx_backend_pin *bp
     *s = state_for(b->pid);
     if (!*s || p->pid != b->pid) {
         pthread_mutex_unlock(&lock);
-        return -ECHILD;
+        return refuse_inherited(p->pid);
     }
     return 0;
 }
@@ -180,6 +202,8 @@ static int nvrm_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_back
     if (rc == 0)
         rc = nvrm_object_get(&s->client, &s->objects, req->device, &src, &obj);
     pthread_mutex_unlock(&lock);
+    if (!s)
+        refuse_inherited(b->pid);
     if (rc) {
         free(p);
         return rc;
@@ -284,7 +308,7 @@ static int nvrm_driver_version(void *bctx, uint64_t *version)
     if (s)
         *version = s->client.version_code;
     pthread_mutex_unlock(&lock);
-    return s ? 0 : -ECHILD;
+    return s ? 0 : refuse_inherited(b->pid);
 }
 
 const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {

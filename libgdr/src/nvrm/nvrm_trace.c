@@ -42,7 +42,7 @@ static struct {
     uint64_t          next_serial;
 } t;
 
-static int installed;
+static int installed;      /* libcuda's ioctl import points at trace_ioctl */
 static void *real_ioctl_ptr;
 
 /* Tables inherited over fork describe the parent's CUDA: start over. */
@@ -223,6 +223,19 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
     }
 }
 
+/* The only requests nvrm_trace_observe() looks at, tested on the request
+ * number alone: most of libcuda's ioctls (RM_CONTROL above all) leave the
+ * wrapper after these few compares, without touching errno or a lock. */
+static inline int trace_wants(unsigned long req)
+{
+    if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
+        req == NVRM_UVM_UNMAP_EXTERNAL)
+        return 1;
+    if (_IOC_TYPE(req) != NVRM_IOCTL_MAGIC)
+        return 0;
+    return _IOC_NR(req) == NVRM_ESC_RM_FREE || _IOC_NR(req) == NVRM_ESC_RM_ALLOC;
+}
+
 /* What libcuda's `ioctl` slot points at once installed. */
 static int trace_ioctl(int fd, unsigned long req, ...)
 {
@@ -237,7 +250,7 @@ static int trace_ioctl(int fd, unsigned long req, ...)
         p = dlsym(RTLD_DEFAULT, "ioctl");
     memcpy(&real, &p, sizeof(p));
     int rc = real(fd, req, arg);
-    if (rc == 0) {
+    if (rc == 0 && trace_wants(req)) {
         int saved = errno;
         nvrm_trace_observe(fd, req, arg);
         errno = saved;
@@ -253,20 +266,51 @@ static const struct gdrx_got_hook ioctl_hook = {
     .not_in = NULL,
 };
 
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static int registered;                     /* under install_lock */
+static enum nvrm_trace_since since = NVRM_TRACE_OFF; /* under install_lock */
+
+/* Register the hook with the GOT patcher: libcuda's import is patched now
+ * if libcuda is loaded, else when a hooked dlopen brings it in.  A failed
+ * mprotect on some object still leaves the hook registered. */
+static int register_locked(void)
+{
+    if (registered)
+        return 0;
+    int rc = gdrx_got_patch(&ioctl_hook, 1);
+    if (rc == 0 || gdrx_got_count("ioctl") > 0)
+        registered = 1;
+    return rc;
+}
+
 int nvrm_trace_install(void)
 {
-    static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
     int rc = 0;
 
     pthread_mutex_lock(&install_lock);
     if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE)) {
-        rc = gdrx_got_patch(&ioctl_hook, 1);
-        if (rc == 0 && gdrx_got_count("ioctl") <= 0) {
-            gdrx_warn("libcuda's ioctl import was not found; allocations will not be traced");
+        rc = register_locked();
+        long n = registered ? gdrx_got_count("ioctl") : 0;
+        if (registered && n <= 0) {
+            /* libcuda came by a route the dlopen hook does not see
+             * (libgdrx's own dlopen at gdrx_open, dlmopen, a dlopen
+             * pointer fetched earlier): patch it now. */
+            rc = gdrx_got_rescan();
+            n = gdrx_got_count("ioctl");
+            if (n > 0) {
+                since = NVRM_TRACE_SINCE_OPEN;
+                gdrx_info("nvrm: libcuda was loaded by a route the dlopen hook does not see; "
+                          "its memory is traced from this gdrx_open on");
+            }
+        }
+        if (n > 0) {
+            rc = 0;
+            if (since == NVRM_TRACE_OFF)
+                since = NVRM_TRACE_SINCE_OPEN; /* deferred (GDRX_NVRM_TRACE=0) */
+            __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
+        } else if (rc == 0) {
             rc = -ENOENT;
         }
-        if (rc == 0)
-            __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&install_lock);
     return rc;
@@ -275,6 +319,50 @@ int nvrm_trace_install(void)
 int nvrm_trace_installed(void)
 {
     return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
+}
+
+enum nvrm_trace_since nvrm_trace_since(void)
+{
+    pthread_mutex_lock(&install_lock);
+    enum nvrm_trace_since s = since;
+    pthread_mutex_unlock(&install_lock);
+    return s;
+}
+
+/* A fork while another thread holds trace_lock would leave it held in the
+ * child, whose next traced ioctl would hang.  Registered at load, before
+ * the backend registers its own handler, so that fork takes the backend's
+ * lock first and this leaf lock second (prepare handlers run in reverse
+ * order of registration), as everywhere else. */
+static void trace_fork_prepare(void) { pthread_mutex_lock(&trace_lock); }
+static void trace_fork_release(void) { pthread_mutex_unlock(&trace_lock); }
+
+/*
+ * Watch libcuda's ioctls from the moment libgdrx is loaded, not from the
+ * first gdrx_open: CUDA sub-allocates small buffers from chunks it maps
+ * early (at context creation, at the first allocation), and a chunk
+ * mapped before the trace is unknown to it for good.  If libcuda is not
+ * loaded yet, the dlopen hook patches it when it comes.  Cost for a
+ * process that never uses the nvrm backend: a few compares per libcuda
+ * ioctl, plus one small record per CUDA memory object.
+ * GDRX_NVRM_TRACE=0 defers it to the first nvrm gdrx_open (memory
+ * mapped before that then needs GDRX_NVRM_IPC=1, docs/nvrm.md).
+ * Builds that compile this file into a test program define
+ * NVRM_TRACE_NO_LOAD_HOOK: the program's copy then waits to be asked.
+ */
+__attribute__((constructor)) static void nvrm_trace_at_load(void)
+{
+    (void)pthread_atfork(trace_fork_prepare, trace_fork_release, trace_fork_release);
+#ifndef NVRM_TRACE_NO_LOAD_HOOK
+    const char *v = getenv("GDRX_NVRM_TRACE");
+    if (v && strcmp(v, "0") == 0)
+        return;
+    pthread_mutex_lock(&install_lock);
+    (void)register_locked(); /* on failure, nvrm_trace_install() retries */
+    if (registered)
+        since = NVRM_TRACE_SINCE_LOAD;
+    pthread_mutex_unlock(&install_lock);
+#endif
 }
 
 int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out)

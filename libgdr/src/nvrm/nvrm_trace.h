@@ -19,10 +19,14 @@
  * still live.  This guards against CUDA reusing a handle value for new
  * memory after freeing the old (our duplicate keeps the old pages alive).
  *
- * Only allocations made after nvrm_trace_install() are recorded (see
- * docs/nvrm.md for the alternatives).  The wrapper takes one leaf lock and
- * calls nothing else of the backend.  After fork() the child starts with
- * empty tables: the parent's CUDA objects are not the child's.
+ * The hook is registered when libgdrx is loaded (a constructor; with
+ * GDRX_NVRM_TRACE=0, at the first nvrm gdrx_open instead); a libcuda
+ * loaded later is patched when the GOT patcher's dlopen hook sees it
+ * come.  Only memory CUDA maps after that is recorded (see docs/nvrm.md
+ * for the alternatives).  The wrapper filters on the request number
+ * first, takes one leaf lock for the few requests it records, and calls
+ * nothing else of the backend.  After fork() the child starts with empty
+ * tables: the parent's CUDA objects are not the child's.
  */
 #ifndef GDRX_NVRM_TRACE_H
 #define GDRX_NVRM_TRACE_H
@@ -41,10 +45,21 @@ struct nvrm_trace_hit {
     uint64_t      serial;   /* of the source object */
 };
 
-/* Patch libcuda's ioctl import (idempotent).  0 or -errno. */
+/* Make sure libcuda's ioctl import is patched (idempotent): registers the
+ * hook if the constructor did not, and rescans the loaded objects if no
+ * slot is patched yet.  0, -ENOENT when no loaded libcuda imports ioctl,
+ * or -errno of the GOT patcher. */
 int nvrm_trace_install(void);
-/* 1 once installed in this process. */
+/* 1 once nvrm_trace_install() succeeded in this process. */
 int nvrm_trace_installed(void);
+
+/* Since when libcuda's ioctls are watched (for messages). */
+enum nvrm_trace_since {
+    NVRM_TRACE_OFF = 0,        /* not (yet) */
+    NVRM_TRACE_SINCE_LOAD,     /* since libgdrx was loaded */
+    NVRM_TRACE_SINCE_OPEN,     /* since the first nvrm gdrx_open */
+};
+enum nvrm_trace_since nvrm_trace_since(void);
 
 /* The record covering device address va: 0, or -ENOENT. */
 int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out);
