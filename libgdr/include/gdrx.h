@@ -30,7 +30,13 @@
  * Environment: GDRX_BACKEND=gdrdrv|nvrm|dmabuf|auto (overrides
  * GDRX_BACKEND_AUTO; an unknown name makes gdrx_open fail with -EINVAL),
  * GDRX_LOG_LEVEL (above), GDRX_COPY_VARIANT=<name> (copy routine),
- * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv).
+ * GDRX_COPY_TO_VARIANT / GDRX_COPY_FROM_VARIANT (one direction each),
+ * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv),
+ * GDRX_FREE_HOOKS=0 (install the CUDA free hooks at the first gdrx_open
+ * instead of at library load), GDRX_NVRM_TRACE=0 (likewise for the nvrm
+ * backend's trace of CUDA's RM ioctls), GDRX_NVRM_IPC=1 (let nvrm find
+ * memory allocated before libgdrx was loaded through cuIpcGetMemHandle,
+ * which makes that allocation dup-able by any process on the node).
  *
  * Ordering (CPU accesses through the mapping vs CUDA's work on the memory)
  *  - cuMemAlloc / cudaMalloc memory (sub-allocations included): gdrx_pin()

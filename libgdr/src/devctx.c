@@ -16,7 +16,12 @@ int gdrx_devctx_init(struct gdrx_devctx *d, const struct gdrx_cuda *cu)
     CUresult res = cu->DeviceGetCount(&count);
 
     if (res != CUDA_SUCCESS) {
-        gdrx_err("cuDeviceGetCount failed: CUDA error %d", (int)res);
+        if (res == CUDA_ERROR_NOT_INITIALIZED)
+            gdrx_err("cuDeviceGetCount failed: CUDA not initialised (error 3); if this "
+                     "process is a fork() child of one that used CUDA, CUDA cannot be "
+                     "used here: exec a new program");
+        else
+            gdrx_err("cuDeviceGetCount failed: CUDA error %d", (int)res);
         return gdrx_cuda_errno(res);
     }
     d->cu = cu;
