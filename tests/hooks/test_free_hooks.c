@@ -123,6 +123,41 @@ static void expect_report(int calls_before, CUdeviceptr base, size_t size)
     CU_ASSERT_TRUE(rec.valid_inside);
 }
 
+/* Free @p through @free_fn, which must succeed, and check that exactly
+ * its allocation range was reported, once.  The range is left in @base
+ * and @size for further checks. */
+static void free_reported(CUresult (*free_fn)(CUdeviceptr), CUdeviceptr p,
+                          CUdeviceptr *base, size_t *size)
+{
+    int n;
+
+    range_of(p, base, size);
+    n = rec.calls;
+    CU_ASSERT_EQUAL(free_fn(p), CUDA_SUCCESS);
+    expect_report(n, *base, *size);
+}
+
+/* Direct calls, so that each goes through this program's own GOT slot. */
+static CUresult direct_free(CUdeviceptr p)
+{
+    return cuMemFree(p);
+}
+
+static CUresult direct_free_async(CUdeviceptr p)
+{
+    return cuMemFreeAsync(p, NULL);
+}
+
+static CUresult direct_free_async_ptsz(CUdeviceptr p)
+{
+    return cuMemFreeAsync_ptsz(p, NULL);
+}
+
+static CUresult direct_cuda_free(CUdeviceptr p)
+{
+    return (CUresult)cudaFree((void *)(uintptr_t)p);
+}
+
 static void *libcuda(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -139,16 +174,12 @@ static void test_direct_got_suballoc(void)
 {
     CUdeviceptr a, b, base;
     size_t size;
-    int n;
 
     setup();
     a = alloc(4096);
     b = alloc(4096);
-    range_of(b, &base, &size);
+    free_reported(direct_free, b, &base, &size);
     CU_ASSERT(size < (2u << 20));
-    n = rec.calls;
-    CU_ASSERT_EQUAL(cuMemFree(b), CUDA_SUCCESS);
-    expect_report(n, base, size);
     CU_ASSERT(gdrx_got_count("cuMemFree_v2") >= 1);
     /* Freed for real afterwards. */
     CU_ASSERT_NOT_EQUAL(cuMemGetAddressRange(&base, &size, b), CUDA_SUCCESS);
@@ -179,7 +210,6 @@ static void test_dlsym(void)
     CUresult (*f)(CUdeviceptr);
     CUdeviceptr p, base;
     size_t size;
-    int n;
 
     setup();
     f = (CUresult (*)(CUdeviceptr))dlsym(h, "cuMemFree_v2");
@@ -188,10 +218,7 @@ static void test_dlsym(void)
     CU_ASSERT_PTR_EQUAL(dlsym(RTLD_DEFAULT, "cuMemFree_v2"), (void *)f);
     CU_ASSERT_PTR_EQUAL(dlsym(h, "cuMemAlloc_v2"), real_alloc);
     p = alloc(100000);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(f(p), CUDA_SUCCESS);
-    expect_report(n, base, size);
+    free_reported(f, p, &base, &size);
     dlclose(h);
 }
 
@@ -206,7 +233,6 @@ static void test_get_proc_address(void)
     void *real_alloc = dlsym(h, "cuMemAlloc_v2");
     CUdeviceptr p, base;
     size_t size;
-    int n;
 
     setup();
     gpa = (CUresult (*)(const char *, void **, int, cuuint64_t,
@@ -216,10 +242,7 @@ static void test_get_proc_address(void)
     CU_ASSERT_EQUAL(st, CU_GET_PROC_ADDRESS_SUCCESS);
     CU_ASSERT_PTR_EQUAL(fn, dlsym(h, "cuMemFree_v2")); /* the _v2 wrapper */
     p = alloc(3000);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(((CUresult (*)(CUdeviceptr))fn)(p), CUDA_SUCCESS);
-    expect_report(n, base, size);
+    free_reported((CUresult (*)(CUdeviceptr))fn, p, &base, &size);
 
     /* Other names pass through; the per-thread-stream flag still wraps. */
     CU_ASSERT_EQUAL(gpa("cuMemAlloc", &fn, 12000, 0, &st), CUDA_SUCCESS);
@@ -249,14 +272,10 @@ static void test_free_async(void)
 {
     CUdeviceptr p = 0, base;
     size_t size;
-    int n;
 
     setup();
     CU_ASSERT_FATAL(cuMemAllocAsync(&p, 65536, NULL) == CUDA_SUCCESS);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(cuMemFreeAsync(p, NULL), CUDA_SUCCESS);
-    expect_report(n, base, size);
+    free_reported(direct_free_async, p, &base, &size);
     CU_ASSERT_EQUAL(cuStreamSynchronize(NULL), CUDA_SUCCESS);
 }
 
@@ -276,11 +295,8 @@ static void test_stub_entry_points(void)
     CU_ASSERT_EQUAL(rec.size, 4u << 20);
 
     p = alloc(5000);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(cuMemFreeAsync_ptsz(p, NULL), CUDA_SUCCESS);
+    free_reported(direct_free_async_ptsz, p, &base, &size);
     CU_ASSERT_EQUAL(hooks_stub_last_ptr, p);
-    expect_report(n, base, size);
 
     /* Legacy cuMemFree: no allocation at that 32-bit address, so the range
      * is unknown and the pointer itself is reported. */
@@ -298,16 +314,12 @@ static void test_runtime_free(void)
 {
     CUdeviceptr p, base;
     size_t size;
-    int n;
 
     setup();
     CU_ASSERT(gdrx_got_count("cudaFree") >= 1);
     p = alloc(70000);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(cudaFree((void *)(uintptr_t)p), 0);
+    free_reported(direct_cuda_free, p, &base, &size);
     CU_ASSERT_EQUAL(hooks_stub_last_ptr, p);
-    expect_report(n, base, size);
     CU_ASSERT_NOT_EQUAL(cuMemGetAddressRange(&base, &size, p), CUDA_SUCCESS);
 }
 
@@ -318,17 +330,13 @@ static void test_late_library(void)
     CUresult (*late_free)(CUdeviceptr);
     CUdeviceptr p, base;
     size_t size;
-    int n;
 
     setup();
     h = hooks_dlopen("libhooks_late.so", RTLD_NOW | RTLD_LOCAL);
     late_free = (CUresult (*)(CUdeviceptr))dlsym(h, "hooks_late_free");
     CU_ASSERT_PTR_NOT_NULL_FATAL(late_free);
     p = alloc(1u << 20);
-    range_of(p, &base, &size);
-    n = rec.calls;
-    CU_ASSERT_EQUAL(late_free(p), CUDA_SUCCESS);
-    expect_report(n, base, size);
+    free_reported(late_free, p, &base, &size);
 }
 
 static void test_uninstall_restores(void)
@@ -381,16 +389,12 @@ static void test_free_inside_callback(void)
 {
     CUdeviceptr p, q, base;
     size_t size;
-    int n;
 
     setup();
     p = alloc(4096);
     q = alloc(4096);
-    range_of(p, &base, &size);
     rec.nested = q;
-    n = rec.calls;
-    CU_ASSERT_EQUAL(cuMemFree(p), CUDA_SUCCESS);
-    expect_report(n, base, size);
+    free_reported(direct_free, p, &base, &size);
     CU_ASSERT_EQUAL(rec.nested, 0);
     CU_ASSERT_NOT_EQUAL(cuMemGetAddressRange(&base, &size, q), CUDA_SUCCESS);
 }

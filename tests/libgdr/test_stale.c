@@ -64,6 +64,19 @@ static gdrx_pin_t pinned(gdrx_t g, CUdeviceptr p, size_t len, void **cpu, uint32
     return pin;
 }
 
+/* The start of most cases: device 0 set up, a gdrx open, and a fresh
+ * allocation of @len pinned and mapped with seed 1 written through it.
+ * -1 when the device cannot be set up (the case has already failed). */
+static int open_pinned(size_t len, gdrx_t *g, CUdeviceptr *a, gdrx_pin_t *pin, void **cpu)
+{
+    if (tc_setup(0))
+        return -1;
+    *g = tc_open();
+    *a = tc_alloc(len);
+    *pin = pinned(*g, *a, len, cpu, 1);
+    return 0;
+}
+
 static int is_stale(gdrx_t g, gdrx_pin_t pin)
 {
     struct gdrx_pin_info info;
@@ -77,13 +90,13 @@ static int is_stale(gdrx_t g, gdrx_pin_t pin)
 static void free_realloc(size_t len)
 {
     void *cpu_old, *cpu_new;
-    unsigned char *buf = malloc(len);
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t old;
 
-    if (tc_setup(0))
+    if (open_pinned(len, &g, &a, &old, &cpu_old))
         return;
-    gdrx_t g = tc_open();
-    CUdeviceptr a = tc_alloc(len);
-    gdrx_pin_t old = pinned(g, a, len, &cpu_old, 1);
+    unsigned char *buf = malloc(len);
     tc_free(a);
 
     /* Revoked at the free itself, before anything asks. */
@@ -138,13 +151,13 @@ static void test_free_realloc_small(void)
 static void unseen_free(size_t len)
 {
     void *cpu;
-    unsigned char *buf = malloc(len);
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t old;
 
-    if (tc_setup(0))
+    if (open_pinned(len, &g, &a, &old, &cpu))
         return;
-    gdrx_t g = tc_open();
-    CUdeviceptr a = tc_alloc(len);
-    gdrx_pin_t old = pinned(g, a, len, &cpu, 1);
+    unsigned char *buf = malloc(len);
     tc_free_unseen(a);
     CUdeviceptr b = tc_alloc(len);
     tc_fill(b, len, 2);
@@ -173,13 +186,12 @@ static void test_free_without_realloc(void)
 {
     void *cpu;
     char c = 0;
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t mapped, unmapped, middle;
 
-    if (tc_setup(0))
+    if (open_pinned(256 * KiB, &g, &a, &mapped, &cpu))
         return;
-    gdrx_t g = tc_open();
-    CUdeviceptr a = tc_alloc(256 * KiB);
-    gdrx_pin_t mapped = pinned(g, a, 256 * KiB, &cpu, 1);
-    gdrx_pin_t unmapped, middle;
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a, 4096, 0, &unmapped), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a + 100000, 5000, 0, &middle), 0);
     tc_free(a);

@@ -35,6 +35,14 @@ CUresult sim_begin(const char *function_name, int flags)
     return CUDA_SUCCESS;
 }
 
+CUresult sim_begin_out(const char *function_name, int flags, const void *out)
+{
+    CUresult rc = sim_begin(function_name, flags);
+    if (rc == CUDA_SUCCESS && !out)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    return rc;
+}
+
 static int valid_device(CUdevice dev)
 {
     return dev >= 0 && dev < sim.device_count;
@@ -125,24 +133,19 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
 
 CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
 {
-    CUresult rc = sim_begin("cuDriverGetVersion", SIM_NO_INIT);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!driverVersion)
-        return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = SIM_DRIVER_VERSION;
-    return CUDA_SUCCESS;
+    CUresult rc = sim_begin_out("cuDriverGetVersion", SIM_NO_INIT, driverVersion);
+    if (rc == CUDA_SUCCESS)
+        *driverVersion = SIM_DRIVER_VERSION;
+    return rc;
 }
 
 /* ---- devices ---- */
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 {
-    CUresult rc = sim_begin("cuDeviceGet", 0);
+    CUresult rc = sim_begin_out("cuDeviceGet", 0, device);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (!device)
-        return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(ordinal))
         return CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
@@ -151,13 +154,10 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
-    CUresult rc = sim_begin("cuDeviceGetCount", 0);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!count)
-        return CUDA_ERROR_INVALID_VALUE;
-    *count = sim.device_count;
-    return CUDA_SUCCESS;
+    CUresult rc = sim_begin_out("cuDeviceGetCount", 0, count);
+    if (rc == CUDA_SUCCESS)
+        *count = sim.device_count;
+    return rc;
 }
 
 /* An H100-like device; -1 = attribute unknown to the sim. */
@@ -302,13 +302,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
-    CUresult rc = sim_begin("cuCtxGetCurrent", 0);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!pctx)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pctx = sim_current_ctx();
-    return CUDA_SUCCESS;
+    CUresult rc = sim_begin_out("cuCtxGetCurrent", 0, pctx);
+    if (rc == CUDA_SUCCESS)
+        *pctx = sim_current_ctx();
+    return rc;
 }
 
 /* Replaces the top of the stack; NULL pops it. */
@@ -358,13 +355,10 @@ CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)
 
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
 {
-    CUresult rc = sim_begin("cuCtxGetDevice", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!device)
-        return CUDA_ERROR_INVALID_VALUE;
-    *device = sim_current_ctx()->device;
-    return CUDA_SUCCESS;
+    CUresult rc = sim_begin_out("cuCtxGetDevice", SIM_NEED_CTX, device);
+    if (rc == CUDA_SUCCESS)
+        *device = sim_current_ctx()->device;
+    return rc;
 }
 
 /* Work completes before the call that queued it returns. */

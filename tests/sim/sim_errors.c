@@ -136,11 +136,9 @@ static const struct error_text *find_error(CUresult code)
 static CUresult error_text(const char *function_name, CUresult error, const char **pStr,
                            int want_desc)
 {
-    CUresult rc = sim_begin(function_name, SIM_NO_INIT);
+    CUresult rc = sim_begin_out(function_name, SIM_NO_INIT, pStr);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (!pStr)
-        return CUDA_ERROR_INVALID_VALUE;
     const struct error_text *e = find_error(error);
     if (!e) {
         *pStr = NULL;

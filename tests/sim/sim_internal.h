@@ -98,6 +98,9 @@ void sim_register_atfork(void);
 #define SIM_NO_INIT  1
 #define SIM_NEED_CTX 2
 CUresult sim_begin(const char *function_name, int flags);
+/* sim_begin for calls that write through @out: then, if it is NULL,
+ * CUDA_ERROR_INVALID_VALUE. */
+CUresult sim_begin_out(const char *function_name, int flags, const void *out);
 /* sim_control.c: the injected failure for this call, or CUDA_SUCCESS. */
 CUresult sim_injected_failure(const char *function_name);
 

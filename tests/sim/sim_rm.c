@@ -263,11 +263,9 @@ static struct rm_obj *find_locked(CUdeviceptr p, struct simcu_alloc_info *info)
 
 CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
 {
-    CUresult rc = sim_begin("cuIpcGetMemHandle", 0);
+    CUresult rc = sim_begin_out("cuIpcGetMemHandle", 0, handle);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (!handle)
-        return CUDA_ERROR_INVALID_VALUE;
     struct simcu_alloc_info info;
     pthread_mutex_lock(&rm.lock);
     struct rm_obj *o = rm.active ? find_locked(dptr, &info) : NULL;

@@ -54,6 +54,13 @@ void *kt_map(int fd, uint64_t handle, size_t size);
 
 int kt_alloc(uint64_t va, uint64_t size, uint64_t bar_off, uint32_t flags);
 int kt_free(uint64_t va);
+/*
+ * The usual start of a scenario: allocate @len bytes of GPU memory at @va
+ * (BAR offset @off), pin them on @fd and map the pin.  0, or -1 after
+ * reporting the step that failed.
+ */
+int kt_alloc_pin_map(int fd, uint64_t va, uint64_t len, uint64_t off,
+		     uint64_t *h, volatile uint32_t **map);
 int kt_free_of(uint64_t va, int tgid);	/* another process's */
 int kt_config(uint32_t cb_delay_ms, int32_t fail_next_get);
 int kt_config3(uint32_t cb_delay_ms, int32_t fail_next_get, uint32_t free_in_get);

@@ -80,6 +80,16 @@ int kt_alloc(uint64_t va, uint64_t size, uint64_t bar_off, uint32_t flags)
 	return kt_ioctl(kt.mock, MOCK_IOC_ALLOC, &a);
 }
 
+int kt_alloc_pin_map(int fd, uint64_t va, uint64_t len, uint64_t off,
+		     uint64_t *h, volatile uint32_t **map)
+{
+	KT_OK(kt_alloc(va, len, off, 0));
+	KT_OK(kt_pin(fd, va, len, h));
+	*map = kt_map(fd, *h, len);
+	KT_CHECK(*map, "mmap");
+	return 0;
+}
+
 int kt_free(uint64_t va)
 {
 	return kt_free_of(va, 0);

@@ -49,10 +49,8 @@ int kt_sc_fork(void)
 	int fd = kt_open();
 
 	KT_CHECK(fd >= 0, "open");
-	KT_OK(kt_alloc(va, len, off, 0));
-	KT_OK(kt_pin(fd, va, len, &h));
-	map = kt_map(fd, h, len);
-	KT_CHECK(map, "mmap");
+	if (kt_alloc_pin_map(fd, va, len, off, &h, &map))
+		return -1;
 	kt_fill(map, len, 21);
 	pid = fork();
 	KT_CHECK(pid >= 0, "fork");

@@ -33,58 +33,70 @@ static int kt_all_fault(volatile uint32_t *map, size_t len)
 	return 0;
 }
 
+/* A pin of this process, mapped, and the BAR behind it seen directly. */
+struct kt_mapped {
+	volatile uint32_t *bar;
+	volatile uint32_t *map;
+	uint64_t h;
+	int fd;
+};
+
+/* Open gdrdrv and the BAR, then allocate, pin and map @len bytes at @va. */
+static int kt_open_mapped(struct kt_mapped *m, uint64_t va, uint64_t len, uint64_t off)
+{
+	m->bar = kt_bar_map();
+	m->fd = kt_open();
+	KT_CHECK(m->fd >= 0 && m->bar, "open");
+	return kt_alloc_pin_map(m->fd, va, len, off, &m->h, &m->map);
+}
+
 int kt_sc_free_while_mapped(void)
 {
 	const uint64_t va = KT_VA_BASE, len = 4 * KT_CHUNK, off = 16 << 20;
-	volatile uint32_t *bar = kt_bar_map(), *map;
+	struct kt_mapped m;
 	struct gdrdrv_get_info_v2_args info;
 	uint32_t flag;
-	uint64_t h;
-	int fd = kt_open();
 
-	KT_CHECK(fd >= 0 && bar, "open");
-	KT_OK(kt_alloc(va, len, off, 0));
-	KT_OK(kt_pin(fd, va, len, &h));
-	map = kt_map(fd, h, len);
-	KT_CHECK(map, "mmap");
-	kt_fill(map, len, 11);
-	KT_CHECK(kt_verify(bar + off / 4, len, 11) < 0, "alias");
-	KT_OK(kt_cb_flag(fd, h, &flag));
+	if (kt_open_mapped(&m, va, len, off))
+		return -1;
+	kt_fill(m.map, len, 11);
+	KT_CHECK(kt_verify(m.bar + off / 4, len, 11) < 0, "alias");
+	KT_OK(kt_cb_flag(m.fd, m.h, &flag));
 	KT_CHECK(flag == 0, "flag before free");
 
 	KT_OK(kt_free(va));			/* cudaFree */
-	KT_OK(kt_cb_flag(fd, h, &flag));
-	KT_OK(kt_info(fd, h, &info));
+	KT_OK(kt_cb_flag(m.fd, m.h, &flag));
+	KT_OK(kt_info(m.fd, m.h, &info));
 	if (!kt.persistent) {
 		KT_CHECK(flag == 1, "callback flag not set");
 		KT_CHECK(kt_stat("invalidations") > 0, "invalidations counter");
-		if (kt_all_fault(map, len))
+		if (kt_all_fault(m.map, len))
 			return -1;
 		/* The memory is reused: the stale mapping must never show it. */
 		KT_OK(kt_alloc(va + len, len, off, 0));
-		kt_fill(bar + off / 4, len, 12);
-		if (kt_all_fault(map, len))
+		kt_fill(m.bar + off / 4, len, 12);
+		if (kt_all_fault(m.map, len))
 			return -1;
-		KT_CHECK(!kt_map(fd, h, len) && errno == EINVAL, "remap after revoke");
-		KT_OK(munmap((void *)map, len));
-		KT_CHECK(!kt_map(fd, h, len) && errno == EINVAL, "map after revoke");
-		KT_OK(kt_unpin(fd, h));
+		KT_CHECK(!kt_map(m.fd, m.h, len) && errno == EINVAL, "remap after revoke");
+		KT_OK(munmap((void *)m.map, len));
+		KT_CHECK(!kt_map(m.fd, m.h, len) && errno == EINVAL, "map after revoke");
+		KT_OK(kt_unpin(m.fd, m.h));
 		KT_OK(kt_free(va + len));
 	} else {
 		/* Persistent: never revoked, the pages stay out of circulation. */
 		KT_CHECK(flag == 0, "persistent pin was called back");
-		KT_CHECK(kt_verify(map, len, 11) < 0, "persistent data lost");
+		KT_CHECK(kt_verify(m.map, len, 11) < 0, "persistent data lost");
 		KT_CHECK(kt_alloc(va + len, len, off, 0) == -EBUSY,
 			 "freed-but-pinned memory handed out again");
-		KT_OK(kt_unpin(fd, h));
-		if (kt_all_fault(map, len))
+		KT_OK(kt_unpin(m.fd, m.h));
+		if (kt_all_fault(m.map, len))
 			return -1;
 		KT_OK(kt_alloc(va + len, len, off, 0));	/* now it is free */
-		KT_OK(munmap((void *)map, len));
+		KT_OK(munmap((void *)m.map, len));
 		KT_OK(kt_free(va + len));
 	}
-	close(fd);
-	kt_bar_unmap(bar);
+	close(m.fd);
+	kt_bar_unmap(m.bar);
 	return 0;
 }
 
@@ -125,22 +137,17 @@ static void *kt_copier_main(void *arg)
 int kt_sc_free_during_copy(void)
 {
 	const uint64_t va = KT_VA_BASE, len = 16 * KT_CHUNK, off = 20 << 20;
-	volatile uint32_t *bar = kt_bar_map(), *map;
+	struct kt_mapped m;
 	struct kt_copier c;
 	pthread_t t;
-	uint64_t h;
-	int fd = kt_open();
 
-	KT_CHECK(fd >= 0 && bar, "open");
-	KT_OK(kt_alloc(va, len, off, 0));
-	KT_OK(kt_pin(fd, va, len, &h));
-	map = kt_map(fd, h, len);
-	KT_CHECK(map, "mmap");
+	if (kt_open_mapped(&m, va, len, off))
+		return -1;
 	for (size_t i = 0; i < len / 4; i++)
-		map[i] = 0x5a5a5a5a;
+		m.map[i] = 0x5a5a5a5a;
 	kt_wmb();
 	memset(&c, 0, sizeof(c));
-	c.map = map;
+	c.map = m.map;
 	c.len = len;
 	KT_OK(pthread_create(&t, NULL, kt_copier_main, &c));
 	while (!atomic_load(&c.started))
@@ -151,7 +158,7 @@ int kt_sc_free_during_copy(void)
 		/* Reuse right away, with data the copier must never see. */
 		KT_OK(kt_alloc(va + len, len, off, 0));
 		for (size_t i = 0; i < len / 4; i++)
-			bar[off / 4 + i] = 0xdeadbeef;
+			m.bar[off / 4 + i] = 0xdeadbeef;
 		kt_wmb();
 	} else {
 		usleep(200000);
@@ -166,10 +173,10 @@ int kt_sc_free_during_copy(void)
 	} else {
 		KT_CHECK(c.sig == 0, "persistent copy faulted (sig %d)", c.sig);
 	}
-	KT_OK(munmap((void *)map, len));
-	KT_OK(kt_unpin(fd, h));
-	close(fd);
-	kt_bar_unmap(bar);
+	KT_OK(munmap((void *)m.map, len));
+	KT_OK(kt_unpin(m.fd, m.h));
+	close(m.fd);
+	kt_bar_unmap(m.bar);
 	return 0;
 }
 
@@ -203,10 +210,8 @@ int kt_sc_free_during_unpin(void)
 		int fd = kt_open();
 
 		KT_CHECK(fd >= 0, "open");
-		KT_OK(kt_alloc(va, len, off, 0));
-		KT_OK(kt_pin(fd, va, len, &h));
-		map = kt_map(fd, h, len);
-		KT_CHECK(map, "mmap");
+		if (kt_alloc_pin_map(fd, va, len, off, &h, &map))
+			return -1;
 		map[0] = 1;
 		KT_OK(kt_config(400, 0));
 		KT_OK(pthread_create(&t, NULL, kt_freer_main, &fr));

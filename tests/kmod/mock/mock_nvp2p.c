@@ -329,6 +329,30 @@ static bool mock_va_overlaps(const struct mock_alloc *o, pid_t tgid, u64 va,
 	       o->va < va + size;
 }
 
+/* Whether any allocation overlaps as above.  Caller holds mock_lock. */
+static bool mock_va_taken_locked(pid_t tgid, u64 va, u64 size)
+{
+	struct mock_alloc *o;
+
+	list_for_each_entry(o, &mock_allocs, node)
+		if (mock_va_overlaps(o, tgid, va, size))
+			return true;
+	return false;
+}
+
+/* A new allocation of the calling process, not yet on mock_allocs. */
+static struct mock_alloc *mock_alloc_new(u64 va, u64 size)
+{
+	struct mock_alloc *a = kzalloc(sizeof(*a), GFP_KERNEL);
+
+	if (a) {
+		a->tgid = current->tgid;
+		a->va = va;
+		a->size = size;
+	}
+	return a;
+}
+
 static int mock_ioc_alloc(void __user *uarg)
 {
 	struct mock_alloc_args args;
@@ -343,12 +367,9 @@ static int mock_ioc_alloc(void __user *uarg)
 	    args.va + args.size < args.va || args.bar_off >= mock_bar_size ||
 	    args.size > mock_bar_size - args.bar_off)
 		return -EINVAL;
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	a = mock_alloc_new(args.va, args.size);
 	if (!a)
 		return -ENOMEM;
-	a->tgid = current->tgid;
-	a->va = args.va;
-	a->size = args.size;
 	a->bar_off = args.bar_off;
 	a->flags = args.flags;
 
@@ -421,7 +442,7 @@ static int mock_bar_fit_locked(u64 size, u64 *off)
 static int mock_ioc_carve(struct file *filp, void __user *uarg)
 {
 	struct mock_carve_args args;
-	struct mock_alloc *a, *o;
+	struct mock_alloc *a;
 	int ret = 0;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
@@ -429,19 +450,14 @@ static int mock_ioc_carve(struct file *filp, void __user *uarg)
 	if (!args.size || ((args.va | args.size) & (MOCK_NVP2P_CHUNK - 1)) ||
 	    args.va + args.size < args.va || args.size > mock_bar_size)
 		return -EINVAL;
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	a = mock_alloc_new(args.va, args.size);
 	if (!a)
 		return -ENOMEM;
-	a->tgid = current->tgid;
-	a->va = args.va;
-	a->size = args.size;
 	a->carved_by = filp;
 
 	mutex_lock(&mock_lock);
-	if (args.va)
-		list_for_each_entry(o, &mock_allocs, node)
-			if (mock_va_overlaps(o, a->tgid, args.va, args.size))
-				ret = -EEXIST;
+	if (args.va && mock_va_taken_locked(a->tgid, args.va, args.size))
+		ret = -EEXIST;
 	if (!ret)
 		ret = mock_bar_fit_locked(args.size, &a->bar_off);
 	if (!ret) {
@@ -472,7 +488,7 @@ static struct mock_alloc *mock_find_bar_locked(u64 off)
 static int mock_ioc_bind(void __user *uarg)
 {
 	struct mock_bar_args args;
-	struct mock_alloc *a, *o;
+	struct mock_alloc *a;
 	int ret = 0;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
@@ -485,10 +501,10 @@ static int mock_ioc_bind(void __user *uarg)
 		ret = -EINVAL;
 		goto out;
 	}
-	list_for_each_entry(o, &mock_allocs, node)
-		if (mock_va_overlaps(o, a->tgid, args.va, a->size))
-			ret = -EEXIST;
-	if (!ret)
+	/* @a itself is not bound yet, so it never overlaps. */
+	if (mock_va_taken_locked(a->tgid, args.va, a->size))
+		ret = -EEXIST;
+	else
 		a->va = args.va;
 out:
 	mutex_unlock(&mock_lock);
