@@ -4,6 +4,7 @@
 EXTRA_DIST += \
 	docs/api.md \
 	docs/free-interception.md \
+	docs/h200-copylat.txt \
 	docs/h200-nvrm-run.txt \
 	docs/nvrm.md \
 	docs/performance.md \
