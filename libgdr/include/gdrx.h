@@ -213,6 +213,72 @@ int gdrx_copy_from_mapping(gdrx_pin_t pin, void *dst, const void *map_src,
 /** -EINVAL for an unknown attr; -EOPNOTSUPP if the backend cannot say. */
 int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value);
 
+/*
+ * CUDA memory: what a device address belongs to, and the allocation and free
+ * events gdrx sees.  Both work without a context (gdrx_open) and load libcuda
+ * only if the process already has it.
+ */
+
+/** What gdrx_mem_query() reports about one address. */
+struct gdrx_mem_info {
+    uint64_t base;      /**< start of the CUDA allocation holding the address */
+    size_t   size;      /**< its size */
+    int      device;    /**< CUDA device ordinal */
+    uint64_t buffer_id; /**< CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation */
+};
+
+/**
+ * Describe the CUDA device allocation holding addr.  -ENOENT if addr is not
+ * CUDA device memory (host, managed or unknown), -ENODEV if the process has
+ * no usable CUDA driver.
+ */
+int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info);
+
+typedef enum gdrx_mem_event_type {
+    GDRX_MEM_EVENT_ALLOC = 1u << 0, /**< CUDA device memory became valid */
+    GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... is about to be released */
+} gdrx_mem_event_type_t;
+
+/** One event: [base, base + size) of device memory on device. */
+struct gdrx_mem_event {
+    gdrx_mem_event_type_t type;
+    uint64_t              base;
+    size_t                size;
+    int                   device; /**< ordinal, or -1 if unknown */
+};
+
+/**
+ * Called in the allocating or freeing thread: ALLOC after the allocation
+ * succeeded, FREE before CUDA releases the memory (so nothing can reuse the
+ * address while the callback runs).  It must not call CUDA allocation or free
+ * functions, nor gdrx_mem_events_subscribe/unsubscribe.
+ */
+typedef void (*gdrx_mem_event_cb_t)(const struct gdrx_mem_event *event,
+                                    void *arg);
+
+/** A subscription to memory events. */
+typedef struct gdrx_mem_sub_handle {
+    uint64_t id;
+} gdrx_mem_sub_t;
+
+/**
+ * Call cb(event, arg) for every event whose type is in the mask events
+ * (GDRX_MEM_EVENT_*), made by any thread through any route CUDA offers
+ * (direct calls, dlsym, cuGetProcAddress, the CUDA runtime).  Installs the
+ * interception on first use, not before.  -EINVAL for a NULL cb or an empty
+ * or unknown mask; -ENOSYS if interception is unavailable on this platform
+ * or disabled (GDRX_FREE_HOOKS=0).
+ */
+int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb,
+                              void *arg, gdrx_mem_sub_t *sub_out);
+
+/**
+ * End a subscription.  When this returns no call of its cb is still
+ * running (so it must not be called from inside the cb: -EDEADLK).
+ * -EINVAL for an unknown or already ended subscription.
+ */
+int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub);
+
 /** Library version (of the .so actually loaded). */
 void gdrx_get_version(int *major, int *minor, int *patch);
 
