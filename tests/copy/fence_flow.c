@@ -214,8 +214,12 @@ static void classify(struct code *c, struct insn *in, const char *text)
         in->kind = K_JCC;
         in->target = strtoull(p, NULL, 16);
     } else if (starts(mn, "call")) {
+        /* A callee may store: memcpy for LIBC, the steps of an unoptimised
+         * build (there the steps' loads are not seen; the inlined line
+         * copy's loads still are). */
         in->kind = K_CALL;
         in->noreturn = (unsigned char)noreturn_callee(text);
+        in->store = 1;
     } else if (strcmp(mn, "ud2") == 0 || strcmp(mn, "hlt") == 0 || strcmp(mn, "int3") == 0) {
         in->kind = K_STOP;
     } else if (strcmp(mn, "sfence") == 0) {
