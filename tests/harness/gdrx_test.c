@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,11 +42,57 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-static unsigned case_timeout(void)
+unsigned gdrx_test_timeout(void)
 {
     const char *v = getenv("GDRX_TEST_TIMEOUT");
-    long t = v ? strtol(v, NULL, 10) : 0;
-    return t > 0 ? (unsigned)t : 300;
+    char *end = NULL;
+    long t = v ? strtol(v, &end, 10) : 0;
+    return t > 0 && t < 100000 && end && !*end ? (unsigned)t : 60;
+}
+
+/* A child the harness forked dies with the process that forked it, so a
+ * case killed for hanging (or a harness stopped by ^C) leaves nothing
+ * running behind. */
+static void die_with_parent(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+}
+
+/* The running case, killed from SIGALRM when its time is up; enforced by
+ * the parent, so a case that blocks or catches SIGALRM hangs no longer. */
+static volatile sig_atomic_t running_case, case_timed_out;
+
+static void kill_running_case(int sig)
+{
+    (void)sig;
+    if (running_case > 0) {
+        kill((pid_t)running_case, SIGKILL);
+        case_timed_out = 1;
+    }
+}
+
+/* Wait for the case's child, killing it after `seconds`; its wait status. */
+static int wait_case(pid_t pid, unsigned seconds, int *timed_out)
+{
+    struct sigaction on_alarm, old;
+    int status = 0;
+
+    memset(&on_alarm, 0, sizeof(on_alarm));
+    on_alarm.sa_handler = kill_running_case; /* no SA_RESTART: wake waitpid */
+    sigemptyset(&on_alarm.sa_mask);
+    case_timed_out = 0;
+    running_case = pid;
+    sigaction(SIGALRM, &on_alarm, &old);
+    alarm(seconds);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    alarm(0);
+    running_case = 0;
+    sigaction(SIGALRM, &old, NULL);
+    *timed_out = case_timed_out;
+    return status;
 }
 
 /* In the child: run the case, then report failed assertions via exit code.
@@ -93,20 +140,25 @@ static void trampoline(void)
     }
 
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         CU_FAIL("fork failed");
         return;
     }
     if (pid == 0) {
-        alarm(case_timeout());
+        die_with_parent(parent);
         run_case_in_child(c, test);
     }
 
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFSIGNALED(status)) {
+    int timed_out;
+    unsigned seconds = gdrx_test_timeout();
+    int status = wait_case(pid, seconds, &timed_out);
+    if (timed_out) {
+        fprintf(stderr, "    TIMED OUT %s/%s: killed after %u s (GDRX_TEST_TIMEOUT)\n",
+                suite->pName, test->pName, seconds);
+        CU_FAIL("test case timed out");
+    } else if (WIFSIGNALED(status)) {
         fprintf(stderr, "    CRASHED %s/%s: signal %d (%s)\n", suite->pName, test->pName,
                 WTERMSIG(status), strsignal(WTERMSIG(status)));
         CU_FAIL("test case crashed");
@@ -158,13 +210,15 @@ cunit_error:
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
 {
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        die_with_parent(parent);
         signal(SIGSEGV, SIG_DFL);
         signal(SIGBUS, SIG_DFL);
-        alarm(case_timeout());
+        alarm(gdrx_test_timeout());
         fn(arg);
         _exit(0);
     }

@@ -3,9 +3,10 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * Each test case runs in a forked child, so a test that crashes (or hangs
- * past GDRX_TEST_TIMEOUT seconds, default 300) is reported as one failed
- * test and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
+ * Each test case runs in a forked child, so a test that crashes, or hangs
+ * past GDRX_TEST_TIMEOUT seconds (default 60; raise it for slow sanitizer
+ * or debugger runs), is reported as one failed test ("CRASHED" or "TIMED
+ * OUT") and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
  * cases in-process (for a debugger).  GDRX_TEST_FILTER=substring runs only
  * the cases whose "suite/case" name contains it.
  *
@@ -52,6 +53,10 @@ int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites);
  * normally, -1 if the child could not be run.
  */
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg);
+
+/* Seconds a case may run before it is killed and failed:
+ * GDRX_TEST_TIMEOUT if it is a positive number, else 60. */
+unsigned gdrx_test_timeout(void);
 
 /* A deterministic pseudo-random generator for tests (xorshift64*). */
 uint64_t gdrx_test_rand(uint64_t *state);
