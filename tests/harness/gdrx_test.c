@@ -230,6 +230,66 @@ int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
     return 0;
 }
 
+/* CUnit's summary line: "  tests  <total> <ran> <passed> <failed> <inactive>". */
+static void parse_summary(struct gdrx_test_rerun *r)
+{
+    for (const char *line = r->output; line; line = strchr(line, '\n')) {
+        unsigned total;
+        line += *line == '\n';
+        if (sscanf(line, " tests %u %u %u %u", &total, &r->ran, &r->passed, &r->failed) == 4)
+            return;
+        r->ran = r->passed = r->failed = 0;
+    }
+}
+
+void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_test_rerun *r)
+{
+    int fds[2];
+    size_t used = 0;
+
+    memset(r, 0, sizeof(*r));
+    r->status = -1;
+    if (pipe(fds) != 0)
+        return;
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        die_with_parent(parent);
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        for (; env && *env; env++)
+            putenv((char *)*env);
+        if (filter)
+            setenv("GDRX_TEST_FILTER", filter, 1);
+        else
+            unsetenv("GDRX_TEST_FILTER");
+        unsetenv("GDRX_TEST_NOFORK");
+        execl("/proc/self/exe", "gdrx-test-rerun", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) { /* all of it, so the child never blocks on a full pipe */
+        char sink[4096];
+        int room = used + 1 < sizeof(r->output);
+        ssize_t n = read(fds[0], room ? r->output + used : sink,
+                         room ? sizeof(r->output) - 1 - used : sizeof(sink));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (room)
+            used += (size_t)n;
+    }
+    r->output[used] = '\0';
+    close(fds[0]);
+    if (pid > 0 && waitpid(pid, &r->status, 0) != pid)
+        r->status = -1;
+    parse_summary(r);
+}
+
 uint64_t gdrx_test_rand(uint64_t *state)
 {
     uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;

@@ -54,6 +54,22 @@ int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites);
  */
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg);
 
+/* What gdrx_test_rerun() saw. */
+struct gdrx_test_rerun {
+    int      status;               /* wait status; -1 if it did not run */
+    unsigned ran, passed, failed;  /* CUnit's test counts; 0 without a summary */
+    char     output[32768];        /* its stdout and stderr (their start) */
+};
+
+/*
+ * Run this program again in a child process, with the variables of env
+ * ("NAME=VALUE" strings, NULL-terminated) set and GDRX_TEST_FILTER set to
+ * filter (unset if NULL): for cases that need a process started with a
+ * given environment.  The caller's case chooses the suites the copy
+ * registers by those variables.
+ */
+void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_test_rerun *r);
+
 /* Seconds a case may run before it is killed and failed:
  * GDRX_TEST_TIMEOUT if it is a positive number, else 60. */
 unsigned gdrx_test_timeout(void);

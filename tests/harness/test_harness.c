@@ -2,12 +2,11 @@
  * test_harness.c - the runner itself: a hung case is killed after
  * GDRX_TEST_TIMEOUT seconds and counted as one failed test (even when it
  * blocks SIGALRM), and the cases after it still run.  The hanging cases
- * run in a second copy of this program (GDRX_TEST_HARNESS_INNER=1) whose
- * output and exit status are checked here.
+ * run in a second copy of this program (gdrx_test_rerun() with
+ * GDRX_TEST_HARNESS_INNER=1) whose output and exit status are checked.
  *
  * SPDX-License-Identifier: MIT
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,62 +67,20 @@ static void test_timeout_setting(void)
     }
 }
 
-/* Run the inner suite with a 1 s timeout; its output into out. */
-static int run_inner(char *out, size_t size)
-{
-    int fds[2];
-    size_t used = 0;
-
-    if (pipe(fds) != 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        setenv(INNER_ENV, "1", 1);
-        setenv("GDRX_TEST_TIMEOUT", "1", 1);
-        unsetenv("GDRX_TEST_FILTER");
-        unsetenv("GDRX_TEST_NOFORK");
-        execl("/proc/self/exe", "test_harness", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    for (ssize_t n = 1; n > 0 && used + 1 < size; used += (size_t)n) {
-        n = read(fds[0], out + used, size - 1 - used);
-        if (n < 0 && errno == EINTR)
-            n = 0;
-        if (n <= 0)
-            break;
-    }
-    out[used] = '\0';
-    close(fds[0]);
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
-    return status;
-}
-
 static void test_hung_cases_fail(void)
 {
-    static char out[65536];
-    int status = run_inner(out, sizeof(out));
+    static const char *const env[] = { INNER_ENV "=1", "GDRX_TEST_TIMEOUT=1", NULL };
+    static struct gdrx_test_rerun r;
 
-    CU_ASSERT_FATAL(status >= 0);
-    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "TIMED OUT inner/inner_hang_alarm_blocked"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "TIMED OUT inner/inner_hang_spinning"));
-    CU_ASSERT_PTR_NULL(strstr(out, "TIMED OUT inner/inner_pass"));
-    /* CUnit's summary: "tests  <total> <ran> <passed> <failed> <inactive>" */
-    unsigned total = 0, ran = 0, passed = 0, failed = 0;
-    const char *line = strstr(out, "               tests");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
-    CU_ASSERT_EQUAL(sscanf(line, " tests %u %u %u %u", &total, &ran, &passed, &failed), 4);
-    CU_ASSERT(total == 3 && ran == 3 && passed == 1 && failed == 2);
-    if (failed != 2)
-        fprintf(stderr, "    inner run said:\n%s\n", out);
+    gdrx_test_rerun(env, NULL, &r);
+    CU_ASSERT_FATAL(r.status >= 0);
+    CU_ASSERT(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.output, "TIMED OUT inner/inner_hang_alarm_blocked"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.output, "TIMED OUT inner/inner_hang_spinning"));
+    CU_ASSERT_PTR_NULL(strstr(r.output, "TIMED OUT inner/inner_pass"));
+    CU_ASSERT(r.ran == 3 && r.passed == 1 && r.failed == 2);
+    if (r.ran != 3 || r.failed != 2)
+        fprintf(stderr, "    inner run said:\n%s\n", r.output);
 }
 
 static const struct gdrx_test_case outer_cases[] = {
