@@ -74,6 +74,13 @@ void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_tes
  * GDRX_TEST_TIMEOUT if it is a positive number, else 60. */
 unsigned gdrx_test_timeout(void);
 
+/* What the process holds (gdrx_test_proc.c): open file descriptors, lines
+ * of /proc/self/maps, whether an address lies in a mapping (-1: /proc
+ * unreadable). */
+long gdrx_test_count_fds(void);
+long gdrx_test_count_maps(void);
+int  gdrx_test_is_mapped(const void *p);
+
 /* A deterministic pseudo-random generator for tests (xorshift64*). */
 uint64_t gdrx_test_rand(uint64_t *state);
 

@@ -1,6 +1,7 @@
 # tests/harness: the CUnit fork-per-case runner every suite links.
 check_LTLIBRARIES += tests/harness/libgdrx_test.la
-tests_harness_libgdrx_test_la_SOURCES = tests/harness/gdrx_test.c tests/harness/gdrx_test.h
+tests_harness_libgdrx_test_la_SOURCES = tests/harness/gdrx_test.c tests/harness/gdrx_test.h \
+	tests/harness/gdrx_test_proc.c
 tests_harness_libgdrx_test_la_LIBADD = -lcunit
 # Suites link GDRX_TEST_LIBS and use GDRX_TEST_CPPFLAGS.
 GDRX_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/harness

@@ -514,6 +514,7 @@ static const struct gdrx_test_case sim_cases[] = {
 static const struct gdrx_test_suite base[] = {
     { "api", NULL, NULL, api_cases },
     { "api_meta", NULL, NULL, api_meta_cases },
+    { "api_leaks", NULL, NULL, api_leak_cases },
     GDRX_SUITE_END,
 };
 
