@@ -69,7 +69,7 @@ static void test_timeout_setting(void)
 
 static void test_hung_cases_fail(void)
 {
-    static const char *const env[] = { INNER_ENV "=1", "GDRX_TEST_TIMEOUT=1", NULL };
+    static const char *const env[] = { INNER_ENV "=1", "GDRX_TEST_TIMEOUT=2", NULL };
     static struct gdrx_test_rerun r;
 
     gdrx_test_rerun(env, NULL, &r);
