@@ -75,10 +75,11 @@ void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_tes
 unsigned gdrx_test_timeout(void);
 
 /* What the process holds (gdrx_test_proc.c): open file descriptors, lines
- * of /proc/self/maps, whether an address lies in a mapping (-1: /proc
- * unreadable). */
+ * of /proc/self/maps (MAP_SHARED ones only, if shared_only: private ones
+ * come and go with malloc and the sanitizers' allocators), whether an
+ * address lies in a mapping (-1: /proc unreadable). */
 long gdrx_test_count_fds(void);
-long gdrx_test_count_maps(void);
+long gdrx_test_count_maps(int shared_only);
 int  gdrx_test_is_mapped(const void *p);
 
 /* A deterministic pseudo-random generator for tests (xorshift64*). */

@@ -26,8 +26,9 @@ long gdrx_test_count_fds(void)
     return n - 1; /* the directory's own */
 }
 
-/* The number of mappings; with p, also whether one holds the address. */
-static long scan_maps(uintptr_t p, int *holds_p)
+/* The number of mappings (shared ones only, if asked); with holds_p, also
+ * whether one holds the address p. */
+static long scan_maps(int shared_only, uintptr_t p, int *holds_p)
 {
     FILE *fp = fopen("/proc/self/maps", "re");
     char line[4096];
@@ -37,14 +38,15 @@ static long scan_maps(uintptr_t p, int *holds_p)
         return -1;
     while (fgets(line, sizeof(line), fp)) {
         unsigned long lo, hi;
+        char perms[8] = "";
         if (!strchr(line, '\n') && !feof(fp)) {
             int c; /* a long path: skip the rest of the line */
             while ((c = fgetc(fp)) != '\n' && c != EOF)
                 ;
         }
-        if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
             continue;
-        n++;
+        n += !shared_only || perms[3] == 's';
         if (holds_p && p >= lo && p < hi)
             *holds_p = 1;
     }
@@ -52,14 +54,14 @@ static long scan_maps(uintptr_t p, int *holds_p)
     return n;
 }
 
-long gdrx_test_count_maps(void)
+long gdrx_test_count_maps(int shared_only)
 {
-    return scan_maps(0, NULL);
+    return scan_maps(shared_only, 0, NULL);
 }
 
 int gdrx_test_is_mapped(const void *p)
 {
     int holds = 0;
 
-    return scan_maps((uintptr_t)p, &holds) < 0 ? -1 : holds;
+    return scan_maps(0, (uintptr_t)p, &holds) < 0 ? -1 : holds;
 }
