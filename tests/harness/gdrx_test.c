@@ -86,11 +86,16 @@ static int wait_case(pid_t pid, unsigned seconds, int *timed_out)
     running_case = pid;
     sigaction(SIGALRM, &on_alarm, &old);
     alarm(seconds);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    /* Left a zombie (WNOWAIT) until the alarm is off, so a late SIGALRM
+     * can never kill a process that reused the pid. */
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
         ;
     alarm(0);
     running_case = 0;
     sigaction(SIGALRM, &old, NULL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
     *timed_out = case_timed_out;
     return status;
 }
