@@ -99,6 +99,83 @@ static void test_decide_max_leaf(void)
     CU_ASSERT(f.avx2 && f.avx512f && f.movdir64b);
 }
 
+/* Real CPUs as CPUID and XCR0 describe them, through the whole decision:
+ * CPUID words -> features -> default variants -> routines.  AVX (leaf 1
+ * ECX bit 28, usable only with OSXSAVE and XCR0's YMM state) and AVX2
+ * (leaf 7 EBX bit 5) are separate bits, as on Sandy and Ivy Bridge. */
+#define SSE41   B(19)
+#define OSXSAVE B(27)
+#define AVX     B(28)
+#define SSE2    B(26)
+#define AVX2    B(5)
+#define AVX512  (B(16) | B(30) | B(31))
+#define DIR64B  B(28)
+
+static const struct cpu_model {
+    const char         *name;
+    uint32_t            l1c, l1d, l7b, l7c;
+    uint64_t            xcr0;
+    gdrx_copy_variant_t to, from;
+} cpu_models[] = {
+    { "SSE2 only", 0, SSE2, 0, 0, 0, GDRX_COPY_SSE2, GDRX_COPY_SSE2 },
+    { "SSE4.1, no AVX", SSE41, SSE2, 0, 0, 0, GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX without AVX2 (Sandy Bridge)", SSE41 | OSXSAVE | AVX, SSE2, 0, 0, 0x7,
+      GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX without AVX2, MOVDIR64B", SSE41 | OSXSAVE | AVX, SSE2, 0, DIR64B, 0x7,
+      GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX2, OS saves no YMM state", SSE41 | OSXSAVE | AVX, SSE2, AVX2, 0, 0x3,
+      GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX2 bit without AVX", SSE41 | OSXSAVE, SSE2, AVX2, 0, 0x7,
+      GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX2 (Haswell)", SSE41 | OSXSAVE | AVX, SSE2, AVX2, 0, 0x7,
+      GDRX_COPY_AVX2, GDRX_COPY_AVX2 },
+    { "AVX-512 without AVX2", SSE41 | OSXSAVE | AVX, SSE2, AVX512, 0, 0xe7,
+      GDRX_COPY_SSE2, GDRX_COPY_SSE41 },
+    { "AVX-512 (Skylake-SP)", SSE41 | OSXSAVE | AVX, SSE2, AVX2 | AVX512, 0, 0xe7,
+      GDRX_COPY_AVX2, GDRX_COPY_AVX512 },
+    { "AVX-512, MOVDIR64B (Sapphire Rapids)", SSE41 | OSXSAVE | AVX, SSE2, AVX2 | AVX512,
+      DIR64B, 0xe7, GDRX_COPY_AVX2, GDRX_COPY_AVX512 },
+};
+
+/* The routines a variant's steps come from, on a CPU that has them all. */
+static struct gdrx_copy_impl routines_of(gdrx_copy_variant_t v)
+{
+    struct gdrx_cpu_features all = decide(0xd, L1_ECX_ALL, L1_EDX_ALL, L7_EBX_ALL,
+                                          L7_ECX_ALL, 0xe7);
+    struct gdrx_copy_impl impl;
+    memset(&impl, 0, sizeof(impl));
+    CU_ASSERT_EQUAL(gdrx_copy_impl_for(&all, v, &impl), 0);
+    return impl;
+}
+
+static void test_cpu_models(void)
+{
+    for (size_t i = 0; i < sizeof(cpu_models) / sizeof(cpu_models[0]); i++) {
+        const struct cpu_model *m = &cpu_models[i];
+        struct gdrx_cpu_features f = decide(0xd, m->l1c, m->l1d, m->l7b, m->l7c, m->xcr0);
+        struct gdrx_copy_choice c;
+        struct gdrx_copy_impl impl;
+        int has_avx2 = m->to == GDRX_COPY_AVX2;
+
+        gdrx_copy_choose(&f, NULL, NULL, NULL, &c);
+        if (c.to != m->to || c.from != m->from)
+            fprintf(stderr, "    %s: to %s, from %s\n", m->name, gdrx_copy_variant_name(c.to),
+                    gdrx_copy_variant_name(c.from));
+        CU_ASSERT(c.to == m->to && c.from == m->from && !c.note[0]);
+        CU_ASSERT_EQUAL(gdrx_copy_variant_supported_on(&f, GDRX_COPY_AVX2), has_avx2);
+        CU_ASSERT_EQUAL(gdrx_copy_impl_for(&f, GDRX_COPY_AVX2, &impl), has_avx2 ? 0 : -ENOTSUP);
+        /* the routines handed out are the chosen variants' */
+        CU_ASSERT_EQUAL_FATAL(gdrx_copy_impl_for(&f, c.to, &impl), 0);
+        CU_ASSERT(impl.to_mapping == routines_of(m->to).to_mapping);
+        CU_ASSERT_EQUAL_FATAL(gdrx_copy_impl_for(&f, c.from, &impl), 0);
+        CU_ASSERT(impl.from_mapping == routines_of(m->from).from_mapping);
+        /* asking for AVX2 where it is missing is ignored, and said so */
+        gdrx_copy_choose(&f, "avx2", NULL, NULL, &c);
+        CU_ASSERT_EQUAL(c.to, m->to);
+        CU_ASSERT_EQUAL(!!strstr(c.note, "GDRX_COPY_VARIANT=avx2: not supported"), !has_avx2);
+    }
+}
+
 static struct gdrx_cpu_features features(int sse41, int avx2, int avx512, int movdir64b)
 {
     struct gdrx_cpu_features f;
@@ -288,6 +365,7 @@ const struct gdrx_test_case test_dispatch_cases[] = {
     GDRX_TEST_CASE(test_decide_xcr0_avx512_bits),
     GDRX_TEST_CASE(test_decide_feature_bits),
     GDRX_TEST_CASE(test_decide_max_leaf),
+    GDRX_TEST_CASE(test_cpu_models),
     GDRX_TEST_CASE(test_support_matrix),
     GDRX_TEST_CASE(test_defaults),
     GDRX_TEST_CASE(test_env_override),

@@ -44,5 +44,6 @@ void test_once_to(void);
 void test_once_from(void);
 extern const struct gdrx_test_case test_driver_cases[];
 extern const struct gdrx_test_case test_dispatch_cases[];
+extern const struct gdrx_test_case test_fence_cases[];
 
 #endif /* GDRX_COPY_TESTS_H */

@@ -10,7 +10,11 @@ tests_copy_test_copy_SOURCES = \
 	tests/copy/copy_guard.c \
 	tests/copy/copy_once.c \
 	tests/copy/copy_driver_check.c \
-	tests/copy/copy_dispatch_test.c
-tests_copy_test_copy_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
+	tests/copy/copy_dispatch_test.c \
+	tests/copy/copy_fence_check.c \
+	tests/copy/fence_flow.h \
+	tests/copy/fence_flow.c
+tests_copy_test_copy_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy \
+	-DGDRX_TEST_OBJDUMP='"$(OBJDUMP)"'
 tests_copy_test_copy_CFLAGS = $(AM_CFLAGS) -pthread
-tests_copy_test_copy_LDADD = $(GDRX_COPY_LIBS) $(GDRX_TEST_LIBS) -lpthread
+tests_copy_test_copy_LDADD = $(GDRX_COPY_LIBS) $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread

@@ -96,12 +96,13 @@ int main(int argc, char **argv)
         GDRX_COPY_LIBC, GDRX_COPY_SSE2, GDRX_COPY_SSE41,
         GDRX_COPY_AVX2, GDRX_COPY_AVX512, GDRX_COPY_MOVDIR64B,
     };
-    struct gdrx_test_suite suites[3 + sizeof(all) / sizeof(all[0])];
+    struct gdrx_test_suite suites[4 + sizeof(all) / sizeof(all[0])];
     size_t n = 0;
     char feat[160], ran[128] = "", missing[128] = "";
 
     suites[n++] = (struct gdrx_test_suite){ "dispatch", NULL, NULL, test_dispatch_cases };
     suites[n++] = (struct gdrx_test_suite){ "driver", NULL, NULL, test_driver_cases };
+    suites[n++] = (struct gdrx_test_suite){ "fences", NULL, NULL, test_fence_cases };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         const char *name = gdrx_copy_variant_name(all[i]);
         char *list = gdrx_copy_variant_supported(all[i]) ? ran : missing;

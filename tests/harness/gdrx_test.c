@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,11 +42,62 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-static unsigned case_timeout(void)
+unsigned gdrx_test_timeout(void)
 {
     const char *v = getenv("GDRX_TEST_TIMEOUT");
-    long t = v ? strtol(v, NULL, 10) : 0;
-    return t > 0 ? (unsigned)t : 300;
+    char *end = NULL;
+    long t = v ? strtol(v, &end, 10) : 0;
+    return t > 0 && t < 100000 && end && !*end ? (unsigned)t : 60;
+}
+
+/* A child the harness forked dies with the process that forked it, so a
+ * case killed for hanging (or a harness stopped by ^C) leaves nothing
+ * running behind. */
+static void die_with_parent(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+}
+
+/* The running case, killed from SIGALRM when its time is up; enforced by
+ * the parent, so a case that blocks or catches SIGALRM hangs no longer. */
+static volatile sig_atomic_t running_case, case_timed_out;
+
+static void kill_running_case(int sig)
+{
+    (void)sig;
+    if (running_case > 0) {
+        kill((pid_t)running_case, SIGKILL);
+        case_timed_out = 1;
+    }
+}
+
+/* Wait for the case's child, killing it after `seconds`; its wait status. */
+static int wait_case(pid_t pid, unsigned seconds, int *timed_out)
+{
+    struct sigaction on_alarm, old;
+    int status = 0;
+
+    memset(&on_alarm, 0, sizeof(on_alarm));
+    on_alarm.sa_handler = kill_running_case; /* no SA_RESTART: wake waitpid */
+    sigemptyset(&on_alarm.sa_mask);
+    case_timed_out = 0;
+    running_case = pid;
+    sigaction(SIGALRM, &on_alarm, &old);
+    alarm(seconds);
+    /* Left a zombie (WNOWAIT) until the alarm is off, so a late SIGALRM
+     * can never kill a process that reused the pid. */
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    alarm(0);
+    running_case = 0;
+    sigaction(SIGALRM, &old, NULL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    *timed_out = case_timed_out;
+    return status;
 }
 
 /* In the child: run the case, then report failed assertions via exit code.
@@ -93,20 +145,25 @@ static void trampoline(void)
     }
 
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         CU_FAIL("fork failed");
         return;
     }
     if (pid == 0) {
-        alarm(case_timeout());
+        die_with_parent(parent);
         run_case_in_child(c, test);
     }
 
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFSIGNALED(status)) {
+    int timed_out;
+    unsigned seconds = gdrx_test_timeout();
+    int status = wait_case(pid, seconds, &timed_out);
+    if (timed_out) {
+        fprintf(stderr, "    TIMED OUT %s/%s: killed after %u s (GDRX_TEST_TIMEOUT)\n",
+                suite->pName, test->pName, seconds);
+        CU_FAIL("test case timed out");
+    } else if (WIFSIGNALED(status)) {
         fprintf(stderr, "    CRASHED %s/%s: signal %d (%s)\n", suite->pName, test->pName,
                 WTERMSIG(status), strsignal(WTERMSIG(status)));
         CU_FAIL("test case crashed");
@@ -158,13 +215,15 @@ cunit_error:
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
 {
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        die_with_parent(parent);
         signal(SIGSEGV, SIG_DFL);
         signal(SIGBUS, SIG_DFL);
-        alarm(case_timeout());
+        alarm(gdrx_test_timeout());
         fn(arg);
         _exit(0);
     }
@@ -174,6 +233,66 @@ int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
     if (WIFSIGNALED(status))
         return WTERMSIG(status);
     return 0;
+}
+
+/* CUnit's summary line: "  tests  <total> <ran> <passed> <failed> <inactive>". */
+static void parse_summary(struct gdrx_test_rerun *r)
+{
+    for (const char *line = r->output; line; line = strchr(line, '\n')) {
+        unsigned total;
+        line += *line == '\n';
+        if (sscanf(line, " tests %u %u %u %u", &total, &r->ran, &r->passed, &r->failed) == 4)
+            return;
+        r->ran = r->passed = r->failed = 0;
+    }
+}
+
+void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_test_rerun *r)
+{
+    int fds[2];
+    size_t used = 0;
+
+    memset(r, 0, sizeof(*r));
+    r->status = -1;
+    if (pipe(fds) != 0)
+        return;
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        die_with_parent(parent);
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        for (; env && *env; env++)
+            putenv((char *)*env);
+        if (filter)
+            setenv("GDRX_TEST_FILTER", filter, 1);
+        else
+            unsetenv("GDRX_TEST_FILTER");
+        unsetenv("GDRX_TEST_NOFORK");
+        execl("/proc/self/exe", "gdrx-test-rerun", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) { /* all of it, so the child never blocks on a full pipe */
+        char sink[4096];
+        int room = used + 1 < sizeof(r->output);
+        ssize_t n = read(fds[0], room ? r->output + used : sink,
+                         room ? sizeof(r->output) - 1 - used : sizeof(sink));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (room)
+            used += (size_t)n;
+    }
+    r->output[used] = '\0';
+    close(fds[0]);
+    if (pid > 0 && waitpid(pid, &r->status, 0) != pid)
+        r->status = -1;
+    parse_summary(r);
 }
 
 uint64_t gdrx_test_rand(uint64_t *state)

@@ -3,9 +3,10 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * Each test case runs in a forked child, so a test that crashes (or hangs
- * past GDRX_TEST_TIMEOUT seconds, default 300) is reported as one failed
- * test and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
+ * Each test case runs in a forked child, so a test that crashes, or hangs
+ * past GDRX_TEST_TIMEOUT seconds (default 60; raise it for slow sanitizer
+ * or debugger runs), is reported as one failed test ("CRASHED" or "TIMED
+ * OUT") and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
  * cases in-process (for a debugger).  GDRX_TEST_FILTER=substring runs only
  * the cases whose "suite/case" name contains it.
  *
@@ -52,6 +53,34 @@ int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites);
  * normally, -1 if the child could not be run.
  */
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg);
+
+/* What gdrx_test_rerun() saw. */
+struct gdrx_test_rerun {
+    int      status;               /* wait status; -1 if it did not run */
+    unsigned ran, passed, failed;  /* CUnit's test counts; 0 without a summary */
+    char     output[32768];        /* its stdout and stderr (their start) */
+};
+
+/*
+ * Run this program again in a child process, with the variables of env
+ * ("NAME=VALUE" strings, NULL-terminated) set and GDRX_TEST_FILTER set to
+ * filter (unset if NULL): for cases that need a process started with a
+ * given environment.  The caller's case chooses the suites the copy
+ * registers by those variables.
+ */
+void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_test_rerun *r);
+
+/* Seconds a case may run before it is killed and failed:
+ * GDRX_TEST_TIMEOUT if it is a positive number, else 60. */
+unsigned gdrx_test_timeout(void);
+
+/* What the process holds (gdrx_test_proc.c): open file descriptors, lines
+ * of /proc/self/maps (MAP_SHARED ones only, if shared_only: private ones
+ * come and go with malloc and the sanitizers' allocators), whether an
+ * address lies in a mapping (-1: /proc unreadable). */
+long gdrx_test_count_fds(void);
+long gdrx_test_count_maps(int shared_only);
+int  gdrx_test_is_mapped(const void *p);
 
 /* A deterministic pseudo-random generator for tests (xorshift64*). */
 uint64_t gdrx_test_rand(uint64_t *state);

@@ -1,7 +1,15 @@
 # tests/harness: the CUnit fork-per-case runner every suite links.
 check_LTLIBRARIES += tests/harness/libgdrx_test.la
-tests_harness_libgdrx_test_la_SOURCES = tests/harness/gdrx_test.c tests/harness/gdrx_test.h
+tests_harness_libgdrx_test_la_SOURCES = tests/harness/gdrx_test.c tests/harness/gdrx_test.h \
+	tests/harness/gdrx_test_proc.c
 tests_harness_libgdrx_test_la_LIBADD = -lcunit
 # Suites link GDRX_TEST_LIBS and use GDRX_TEST_CPPFLAGS.
 GDRX_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/harness
 GDRX_TEST_LIBS = $(top_builddir)/tests/harness/libgdrx_test.la -lcunit
+
+# The runner's own suite: hung cases are killed and failed.
+check_PROGRAMS += tests/harness/test_harness
+GDRX_SUITES    += tests/harness/test_harness
+tests_harness_test_harness_SOURCES  = tests/harness/test_harness.c
+tests_harness_test_harness_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_harness_test_harness_LDADD    = $(GDRX_TEST_LIBS)

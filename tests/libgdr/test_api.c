@@ -42,6 +42,13 @@ static int fixture_up(struct fixture *f, size_t len)
     return 0;
 }
 
+/* Read a byte at arg (through gdrx_test_signal_of: it may fault). */
+static void touch(void *arg)
+{
+    volatile char *p = arg;
+    (void)*p;
+}
+
 
 
 static void test_open_params(void)
@@ -197,10 +204,17 @@ static void test_pin_bad_input(void)
     CU_ASSERT_EQUAL(gdrx_pin(g, (uint64_t)(uintptr_t)heap, 4096, 0, &pin), -EINVAL);
     free(heap);
     CU_ASSERT_EQUAL(gdrx_pin(g, 0x1000, 4096, 0, &pin), -EINVAL);
+    /* zero length inside a GPU page, where the backend would pin the page
+     * (the sim refuses only an empty window, at a page boundary) */
+    CU_ASSERT_EQUAL(gdrx_pin(g, p + 100, 0, 0, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p + 65535, 0, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(pin.id, 777); /* untouched by every failure */
     uint64_t n = 99;
     CU_ASSERT_EQUAL(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &n), 0);
     CU_ASSERT_EQUAL(n, 0);
+    /* ... where one byte pins fine */
+    CU_ASSERT_EQUAL(gdrx_pin(g, p + 100, 1, 0, &pin), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
 
     /* bad contexts */
     CU_ASSERT_EQUAL(gdrx_pin((gdrx_t){ 0 }, p, 4096, 0, &pin), -EBADF);
@@ -255,6 +269,7 @@ static void test_unpin_bad_input(void)
     CU_ASSERT_EQUAL(gdrx_unpin(f.g, (gdrx_pin_t){ 0 }), -EINVAL);
     /* unpin while mapped unmaps: the old CPU address faults afterwards */
     CU_ASSERT_EQUAL(gdrx_unpin(f.g, f.pin), 0);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, f.cpu), SIGSEGV);
     CU_ASSERT_EQUAL(gdrx_unpin(f.g, f.pin), -EINVAL); /* double unpin */
     CU_ASSERT_EQUAL(gdrx_pin_query(f.g, f.pin, &info), -EINVAL);
     char c;
@@ -265,12 +280,6 @@ static void test_unpin_bad_input(void)
     CU_ASSERT_EQUAL(gdrx_close(other), 0);
     CU_ASSERT_EQUAL(gdrx_close(f.g), 0);
     tc_free(f.p);
-}
-
-static void touch(void *arg)
-{
-    volatile char *p = arg;
-    (void)*p;
 }
 
 static void test_copy_bad_input(void)
@@ -505,6 +514,7 @@ static const struct gdrx_test_case sim_cases[] = {
 static const struct gdrx_test_suite base[] = {
     { "api", NULL, NULL, api_cases },
     { "api_meta", NULL, NULL, api_meta_cases },
+    { "api_leaks", NULL, NULL, api_leak_cases },
     GDRX_SUITE_END,
 };
 

@@ -1,5 +1,5 @@
 /*
- * test_api.h - the two halves of the test_api suite program.
+ * test_api.h - the parts of the test_api suite program.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,5 +10,7 @@
 
 /* test_api_meta.c: versions, names, environment, logging, symbols. */
 extern const struct gdrx_test_case api_meta_cases[];
+/* test_leaks.c: no descriptor or mapping outlives the pins that took it. */
+extern const struct gdrx_test_case api_leak_cases[];
 
 #endif /* GDRX_TEST_API_H */

@@ -3,7 +3,8 @@
  * built into this program with GDRX_GDRDRV_TEST_SEAM, so its ioctl and mmap
  * calls reach the fake driver below.  Checks the version handshake both
  * ways and that each ioctl is used only from the driver version that has
- * it.  The real module is exercised by the kernel tests (qemu), which run
+ * it, and that nothing it takes (descriptor, mapping, driver pin) is kept.
+ * The real module is exercised by the kernel tests (qemu), which run
  * the other suites with GDRX_BACKEND=gdrdrv.
  *
  * SPDX-License-Identifier: MIT
@@ -32,6 +33,7 @@ static struct fake_driver {
     uint64_t      handle;         /* the one pin's handle */
     uint64_t      addr, size;
     uint64_t      unpinned;
+    int           live_pins;      /* pinned and not yet unpinned */
     int           mapped;
     uint32_t      persistent;     /* GET_ATTR USE_PERSISTENT_MAPPING */
     off_t         mmap_off;
@@ -90,6 +92,7 @@ int gdrdrv_test_ioctl(int fd, unsigned long req, void *arg)
             struct gdrdrv_pin_buffer_v2_args *a = arg;
             fk.addr = a->addr, fk.size = a->size, a->handle = fk.handle;
         }
+        fk.live_pins++;
         return 0;
     }
     if (req == GDRDRV_IOC_GET_INFO || req == GDRDRV_IOC_GET_INFO_V2) {
@@ -137,6 +140,8 @@ int gdrdrv_test_ioctl(int fd, unsigned long req, void *arg)
     if (req == GDRDRV_IOC_UNPIN_BUFFER) {
         struct gdrdrv_unpin_buffer_args *a = arg;
         fk.unpinned = a->handle;
+        if (a->handle == fk.handle)
+            fk.live_pins--;
         return 0;
     }
     return fail_with(ENOTTY);
@@ -296,6 +301,38 @@ static void test_failures(void)
     ops->close(bctx);
 }
 
+/* Many open / pin / map / unmap / unpin / close rounds leave no
+ * descriptor, no mapping (at any address map gave) and no pin in the
+ * driver behind. */
+static void test_nothing_left_behind(void)
+{
+    struct gdrx_pin_req r = request();
+    static void *cpu[20 * 10];
+    int n = 0, still = 0;
+
+    ops->close(open_fake(V(2, 5), 0)); /* what is taken once */
+    long fds = gdrx_test_count_fds();
+    CU_ASSERT_FATAL(fds > 0);
+    for (int round = 0; round < 20; round++) {
+        void *bctx = open_fake(round & 1 ? V(2, 4) : V(2, 5), 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bctx);
+        for (int i = 0; i < 10; i++) {
+            struct gdrx_backend_pin bp = { 0 };
+            CU_ASSERT_EQUAL_FATAL(ops->pin(bctx, &r, &bp), 0);
+            CU_ASSERT_EQUAL_FATAL(ops->map(bctx, &bp), 0);
+            cpu[n++] = bp.cpu_base;
+            CU_ASSERT_EQUAL(ops->unmap(bctx, &bp), 0);
+            CU_ASSERT_EQUAL(ops->unpin(bctx, &bp), 0);
+        }
+        ops->close(bctx);
+        CU_ASSERT_EQUAL(fk.live_pins, 0);
+    }
+    CU_ASSERT_EQUAL(gdrx_test_count_fds(), fds);
+    for (int i = 0; i < n; i++)
+        still += gdrx_test_is_mapped(cpu[i]) != 0;
+    CU_ASSERT_EQUAL(still, 0);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_version_rules),
     GDRX_TEST_CASE(test_open),
@@ -303,6 +340,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_driver_2_4),
     GDRX_TEST_CASE(test_driver_2_0),
     GDRX_TEST_CASE(test_failures),
+    GDRX_TEST_CASE(test_nothing_left_behind),
     GDRX_TEST_END,
 };
 

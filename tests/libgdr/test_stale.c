@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tcuda.h"
 
@@ -146,20 +147,27 @@ static void test_free_realloc_small(void)
     free_realloc(1000); /* sub-allocated: the pages stay in use */
 }
 
-/* A free the hooks do not see: the next query finds it (buffer id), and
- * from then on the pin behaves as above. */
+/* A free the hooks do not see: the pin stays usable until something asks;
+ * the next query finds it (the buffer id changed), and from then on the pin
+ * behaves as above.  Runs where the hooks are off (run_without_hooks). */
 static void unseen_free(size_t len)
 {
     void *cpu;
     gdrx_t g;
     CUdeviceptr a;
     gdrx_pin_t old;
+    char byte;
 
+    CU_ASSERT_STRING_EQUAL_FATAL(getenv("GDRX_FREE_HOOKS"), "0");
     if (open_pinned(len, &g, &a, &old, &cpu))
         return;
     unsigned char *buf = malloc(len);
     tc_free_unseen(a);
+    /* not revoked at the free: no hook saw it */
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, &byte, cpu, 1), 0);
     CUdeviceptr b = tc_alloc(len);
+    if (tsim.set_va_reuse)
+        CU_ASSERT_EQUAL(b, a); /* so only the buffer id can tell */
     tc_fill(b, len, 2);
     CU_ASSERT_EQUAL(is_stale(g, old), 1);
     CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu, len), -ESTALE);
@@ -172,14 +180,49 @@ static void unseen_free(size_t len)
     free(buf);
 }
 
-static void test_unseen_free_large(void)
+static void unseen_free_large(void)
 {
     unseen_free(4 * MiB);
 }
 
-static void test_unseen_free_small(void)
+static void unseen_free_small(void)
 {
     unseen_free(1000);
+}
+
+static const struct gdrx_test_case unseen_cases[] = {
+    GDRX_TEST_CASE(unseen_free_large),
+    GDRX_TEST_CASE(unseen_free_small),
+    GDRX_TEST_END,
+};
+
+#define UNSEEN_ENV "GDRX_TEST_STALE_UNSEEN"
+
+/* Run one of unseen_cases in a fresh copy of this program, started with
+ * GDRX_FREE_HOOKS=0 so that libgdrx was loaded with its free hooks off:
+ * no hook sees a free there, whenever libgdrx would install them. */
+static void run_without_hooks(const char *inner_case)
+{
+    static const char *const env[] = { "GDRX_FREE_HOOKS=0", UNSEEN_ENV "=1", NULL };
+    static struct gdrx_test_rerun r;
+    char filter[128];
+
+    snprintf(filter, sizeof(filter), "stale_unseen/%s", inner_case);
+    gdrx_test_rerun(env, filter, &r);
+    CU_ASSERT(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    CU_ASSERT(r.ran == 1 && r.passed == 1 && r.failed == 0);
+    if (r.ran != 1 || r.failed)
+        fprintf(stderr, "    %s without free hooks said:\n%s\n", inner_case, r.output);
+}
+
+static void test_unseen_free_large(void)
+{
+    run_without_hooks("unseen_free_large");
+}
+
+static void test_unseen_free_small(void)
+{
+    run_without_hooks("unseen_free_small");
 }
 
 static void test_free_without_realloc(void)
@@ -273,9 +316,14 @@ static const struct gdrx_test_suite suites[] = {
     GDRX_SUITE_END,
 };
 
+static const struct gdrx_test_suite unseen_suites[] = {
+    { "stale_unseen", NULL, NULL, unseen_cases },
+    GDRX_SUITE_END,
+};
+
 int main(int argc, char **argv)
 {
     tc_default_backend();
     tc_load();
-    return gdrx_test_main(argc, argv, suites);
+    return gdrx_test_main(argc, argv, getenv(UNSEEN_ENV) ? unseen_suites : suites);
 }

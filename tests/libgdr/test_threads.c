@@ -233,7 +233,8 @@ struct race {
     gdrx_t           g;
     CUdeviceptr      p;          /* a buffer the threads pin (may be 0) */
     CUcontext        cuctx;
-    _Atomic uint64_t seen[64];   /* pin handles seen so far */
+    _Atomic uint64_t dead[64];   /* handles already unpinned ... */
+    _Atomic uintptr_t dead_cpu[64]; /* ... and a mapping address of one */
     atomic_int       stop;
     atomic_int       failures;
     atomic_int       done;       /* operations completed */
@@ -266,27 +267,46 @@ static void join(pthread_t *tid, int n)
         pthread_join(tid[i], NULL);
 }
 
-/* Threads pin and unpin one buffer; others throw every handle they ever saw
- * (and garbage) at the API: a dead handle must never be accepted. */
+/* Threads pin and map one buffer, keeping the last few pins; each one they
+ * unpin is published dead with the address its mapping had, and the next
+ * pin mostly gets its slot (new generation) and its address.  Other threads
+ * throw those handles, with those addresses, and garbage at the API: a
+ * dead handle must never be accepted. */
+#define CHURN_KEEP 4
+
+static int churn_unpin(struct race *c, gdrx_pin_t pin, void *cpu, unsigned k)
+{
+    if (gdrx_unpin(c->g, pin) != 0)
+        return -1;
+    /* id and address may pair up from two dead pins: both are dead */
+    atomic_store(&c->dead[k % 64], pin.id);
+    atomic_store(&c->dead_cpu[k % 64], (uintptr_t)cpu);
+    return 0;
+}
+
 static void *churn_pinner(void *arg)
 {
     struct race *c = arg;
+    gdrx_pin_t kept[CHURN_KEEP] = { { 0 } };
+    void *cpu[CHURN_KEEP] = { NULL };
+    int n = iterations(300), i;
 
     tc.CtxSetCurrent(c->cuctx);
-    for (int i = 0, n = iterations(300); i < n; i++) {
-        gdrx_pin_t pin;
-        void *cpu;
-        if (gdrx_pin(c->g, c->p + (uint64_t)(i % 7), 4096, 0, &pin) != 0) {
-            atomic_fetch_add(&c->failures, 1);
+    for (i = 0; i < n; i++) {
+        unsigned k = (unsigned)i % CHURN_KEEP;
+        if (kept[k].id && churn_unpin(c, kept[k], cpu[k], (unsigned)i) != 0)
             break;
-        }
-        atomic_store(&c->seen[i % 64], pin.id);
-        if (gdrx_map(c->g, pin, &cpu) != 0 || gdrx_unpin(c->g, pin) != 0) {
-            atomic_fetch_add(&c->failures, 1);
+        kept[k].id = 0;
+        if (gdrx_pin(c->g, c->p + (uint64_t)(i % 7), 4096, 0, &kept[k]) != 0 ||
+            gdrx_map(c->g, kept[k], &cpu[k]) != 0)
             break;
-        }
         atomic_fetch_add(&c->done, 1);
     }
+    if (i < n)
+        atomic_fetch_add(&c->failures, 1);
+    for (unsigned k = 0; k < CHURN_KEEP; k++)
+        if (kept[k].id && churn_unpin(c, kept[k], cpu[k], k) != 0)
+            atomic_fetch_add(&c->failures, 1);
     return NULL;
 }
 
@@ -297,15 +317,23 @@ static void *churn_abuser(void *arg)
     char byte = 0;
 
     while (!atomic_load(&c->stop)) {
-        uint64_t id = atomic_load(&c->seen[gdrx_test_rand(&rs) % 64]);
-        if (gdrx_test_rand(&rs) % 4 == 0)
-            id = gdrx_test_rand(&rs);
-        /* any of these may meet a live pin; none may crash or corrupt */
+        unsigned k = (unsigned)(gdrx_test_rand(&rs) % 64);
+        uint64_t id = atomic_load(&c->dead[k]);
+        void *cpu = (void *)atomic_load(&c->dead_cpu[k]);
         struct gdrx_pin_info info;
+        if (!id)
+            continue; /* nothing published there yet */
         int rc = gdrx_pin_query(c->g, (gdrx_pin_t){ id }, &info);
-        if (rc != 0 && rc != -EINVAL)
+        int rc_from = gdrx_copy_from_mapping((gdrx_pin_t){ id }, &byte, cpu, 1);
+        int rc_to = gdrx_copy_to_mapping((gdrx_pin_t){ id }, cpu, &byte, 1);
+        if (rc != -EINVAL || rc_from != -EINVAL || rc_to != -EINVAL) {
+            fprintf(stderr, "    dead handle %#llx at %p: query %d, copy from %d, to %d\n",
+                    (unsigned long long)id, cpu, rc, rc_from, rc_to);
             atomic_fetch_add(&c->failures, 1);
-        rc = gdrx_copy_from_mapping((gdrx_pin_t){ id }, &byte, (void *)(uintptr_t)id, 1);
+        }
+        /* garbage may meet nothing valid either; none may crash */
+        id = gdrx_test_rand(&rs);
+        rc = gdrx_copy_from_mapping((gdrx_pin_t){ id }, &byte, cpu, 1);
         if (rc != -EINVAL && rc != -ERANGE)
             atomic_fetch_add(&c->failures, 1);
         atomic_fetch_add(&c->probes, 1);
