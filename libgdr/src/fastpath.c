@@ -27,6 +27,15 @@
  * every load, keeps each value live, and needs a stack frame. */
 #define FP_FOLD(x) __asm__("" : "+r"(x) : : "memory")
 
+/* Built with GDRX_CORE_TEST_SEAM, the test program sees every publication
+ * while the counter is odd. */
+#ifdef GDRX_CORE_TEST_SEAM
+void core_test_publishing(struct gdrx_pin *pin);
+#define FP_PUBLISHING(pin) core_test_publishing(pin)
+#else
+#define FP_PUBLISHING(pin) ((void)0)
+#endif
+
 /* A reader that finds the counter odd spins this often before
  * yielding: publishing is a handful of stores. */
 #define FP_SPINS 64
@@ -57,6 +66,7 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err)
     /* Orders the odd counter before the field stores: a reader that sees
      * any new field sees the counter moved when it re-reads it. */
     atomic_thread_fence(memory_order_release);
+    FP_PUBLISHING(pin);
     atomic_store_explicit(&fp->err, err, memory_order_relaxed);
     atomic_store_explicit(&fp->cpu, cpu, memory_order_relaxed);
     atomic_store_explicit(&fp->len, len, memory_order_relaxed);

@@ -28,6 +28,15 @@
 #include "log.h"
 #include "pin_index.h"
 
+/* Built with GDRX_CORE_TEST_SEAM (tests/libgdr/test_core_unit), the PROT_NONE
+ * replacement goes to the test program, which can make it fail. */
+#ifdef GDRX_CORE_TEST_SEAM
+void *core_test_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+#define revoke_mmap core_test_mmap
+#else
+#define revoke_mmap mmap
+#endif
+
 /* What a copy through the pin returns in a state (0: it copies). */
 static int state_errno(enum gdrx_pin_state s)
 {
@@ -140,7 +149,7 @@ static enum gdrx_pin_state revoke_mapping(struct gdrx_pin *pin)
 {
     void *base = pin->bp.cpu_base;
     size_t size = pin->bp.map_size;
-    void *p = mmap(base, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    void *p = revoke_mmap(base, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (p != MAP_FAILED) {
         if (gdrx_mapping_dontfork(base, size) != 0)
