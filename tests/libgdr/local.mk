@@ -80,3 +80,15 @@ tests_libgdr_test_core_unit_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_CORE_TEST_SE
 tests_libgdr_test_core_unit_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_core_unit_LDADD    = $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread
 GDRX_THREAD_SUITES += tests/libgdr/test_core_unit
+
+check_PROGRAMS += tests/libgdr/test_fork
+GDRX_SUITES    += tests/libgdr/test_fork
+tests_libgdr_test_fork_SOURCES  = tests/libgdr/test_fork.c
+tests_libgdr_test_fork_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_cuda_load
+GDRX_SUITES    += tests/libgdr/test_cuda_load
+tests_libgdr_test_cuda_load_SOURCES  = tests/libgdr/test_cuda_load.c
+tests_libgdr_test_cuda_load_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_cuda_load_LDADD    = $(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
