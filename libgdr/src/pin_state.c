@@ -88,7 +88,7 @@ int gdrx_pin_on_map(struct gdrx_pin *pin)
     case GDRX_PIN_MAPPED:
         return -EEXIST;
     default:
-        return state_errno(pin->state) ? state_errno(pin->state) : -EINVAL;
+        return state_errno(pin->state); /* -ESTALE, -ECHILD or -EINVAL */
     }
     int rc = pin->ops->map(pin->bctx, &pin->bp);
     if (rc)
