@@ -17,3 +17,7 @@ tools_gdrx_info_SOURCES = tools/gdrx-info.c
 tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
 tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \
 	$(top_builddir)/libgdr/libgdrx.la -lpthread
+
+# Instruction counts of the copy path and of a CUDA free, under callgrind
+# (tools/callgrind/run.sh BUILDDIR; not built by make).
+EXTRA_DIST += tools/callgrind/run.sh tools/callgrind/cost.c tools/callgrind/va_shim.c
