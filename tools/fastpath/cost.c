@@ -1,5 +1,5 @@
 /*
- * cost.c - workloads for counting instructions under callgrind (run.sh):
+ * cost.c - workloads for counting instructions under callgrind (callgrind.sh):
  *   cost copy BYTES N        N copies each way through one mapped pin
  *   cost free SLOTS LIVE N   N alloc+free pairs of unrelated memory after
  *                            SLOTS pins were alive at once, LIVE still are

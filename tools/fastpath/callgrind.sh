@@ -1,10 +1,10 @@
 #!/bin/sh
-# run.sh BUILDDIR: instructions (Ir), conditional branches (Bc) and indirect
+# callgrind.sh BUILDDIR: instructions (Ir), conditional branches (Bc) and indirect
 # branches (Bi) per call of the copy entry points (0 and 8 bytes), and per
 # CUDA free inside the free hook's callback, on the simulated GPU under
 # callgrind.  Use a build without --enable-debug.
 set -e
-b=$(cd "${1:?usage: run.sh BUILDDIR}" && pwd)
+b=$(cd "${1:?usage: callgrind.sh BUILDDIR}" && pwd)
 src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
 /*
- * va_shim.c - LD_PRELOAD for run.sh only: valgrind's address space cannot
+ * va_shim.c - LD_PRELOAD for callgrind.sh only: valgrind's address space cannot
  * hold the simulated GPU's 64 GiB PROT_NONE device-VA reservation, so any
  * PROT_NONE mapping over 16 GiB is made 1 GiB (the sim uses its start).
  *
