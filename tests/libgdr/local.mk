@@ -92,3 +92,9 @@ GDRX_SUITES    += tests/libgdr/test_cuda_load
 tests_libgdr_test_cuda_load_SOURCES  = tests/libgdr/test_cuda_load.c
 tests_libgdr_test_cuda_load_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_cuda_load_LDADD    = $(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_handles
+GDRX_SUITES    += tests/libgdr/test_handles
+tests_libgdr_test_handles_SOURCES  = tests/libgdr/test_handles.c
+tests_libgdr_test_handles_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_handles_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
