@@ -8,8 +8,12 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/gdrx.c \
 	libgdr/src/context.c \
 	libgdr/src/pin.c \
+	libgdr/src/pin_state.c \
+	libgdr/src/pin_index.h \
+	libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c \
 	libgdr/src/stale.c \
+	libgdr/src/fork.c \
 	libgdr/src/free_hook.h \
 	libgdr/src/free_hook.c \
 	libgdr/src/handle_table.h \

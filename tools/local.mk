@@ -17,3 +17,9 @@ tools_gdrx_info_SOURCES = tools/gdrx-info.c
 tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
 tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \
 	$(top_builddir)/libgdr/libgdrx.la -lpthread
+
+# Instruction counts of the copy path and of a CUDA free, under callgrind
+# (tools/fastpath/callgrind.sh BUILDDIR; not built by make), and the
+# copy check's latency on a real GPU (tools/fastpath/lat.c).
+EXTRA_DIST += tools/fastpath/callgrind.sh tools/fastpath/cost.c tools/fastpath/va_shim.c \
+	tools/fastpath/lat.c

@@ -201,6 +201,8 @@ int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info *info);
  * -ERANGE if it does not, -ESTALE if CUDA freed the memory, -EINVAL if the
  * pin is not live or not mapped (or src is NULL).  len 0 copies nothing.
  * Lock-free; safe to call from any number of threads on one pin.
+ * In a fork child, every call on the parent's contexts and pins (these
+ * copies included) returns -ECHILD; the parent's mappings are not inherited.
  */
 int gdrx_copy_to_mapping(gdrx_pin_t pin, void *map_dst, const void *src,
                          size_t len);

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include "gdrx.h"
 
 #define GDRX_GPU_PAGE_SHIFT 16
@@ -61,11 +62,20 @@ struct gdrx_backend_ops {
     int  (*pin)(void *bctx, const struct gdrx_pin_req *req,
                 struct gdrx_backend_pin *bp);
     /* Release the pin.  The core calls unmap() first when the pin is
-     * mapped, except after revoking a stale pin: then it has already
-     * replaced [cpu_base, cpu_base+map_size) with an inaccessible mapping
-     * of its own and calls unpin() alone, so a backend keeps no state that
-     * only unmap() would release. */
+     * mapped, except when it revokes a pin whose memory CUDA freed (the
+     * only revocation there is: the core's, pin_state.c): then it has
+     * already replaced [cpu_base, cpu_base+map_size) with an inaccessible
+     * mapping of its own (or, if that failed, made the backend's mapping
+     * PROT_NONE and keeps it forever) and calls unpin() alone, with
+     * cpu_base/map_size still set.  So unpin() releases everything the pin
+     * holds, including what only unmap() would otherwise release, and
+     * never touches the CPU range itself; the core never calls unmap()
+     * after that. */
     int  (*unpin)(void *bctx, struct gdrx_backend_pin *bp);
+    /* Map the pin for the CPU.  Every CPU mapping a backend creates (the
+     * whole of it, also a window shared by several pins) must be marked
+     * with gdrx_mapping_dontfork() before map() returns: a fork child
+     * must not inherit access to the parent's GPU memory. */
     int  (*map)(void *bctx, struct gdrx_backend_pin *bp);
     int  (*unmap)(void *bctx, struct gdrx_backend_pin *bp);
     /* 1 if the backend learnt that the memory was freed (e.g. gdrdrv's
@@ -74,6 +84,13 @@ struct gdrx_backend_ops {
     /* Backend-driver version, major<<16|minor; may be NULL. */
     int  (*driver_version)(void *bctx, uint64_t *version);
 };
+
+/* Keep a CPU mapping out of fork children (MADV_DONTFORK): 0 or -1 with
+ * errno set.  Every backend's map() calls it on what it maps. */
+static inline int gdrx_mapping_dontfork(void *addr, size_t len)
+{
+    return madvise(addr, len, MADV_DONTFORK);
+}
 
 /*
  * The backends.  gdrx_backend_nvrm_ops is defined by libgdr/src/nvrm/, whose

@@ -193,6 +193,12 @@ static int dmabuf_map(void *bctx, struct gdrx_backend_pin *bp)
         }
         return -err;
     }
+    if (gdrx_mapping_dontfork(p, bp->pin_size) != 0) {
+        int err = errno;
+        gdrx_err("dmabuf: cannot keep the mapping out of fork children (errno %d)", err);
+        munmap(p, bp->pin_size);
+        return -err;
+    }
     bp->cpu_base = p;
     bp->dbase = bp->pin_base;
     bp->map_size = bp->pin_size;

@@ -259,6 +259,12 @@ static int gdrdrv_map(void *bctx, struct gdrx_backend_pin *bp)
                  (unsigned long long)gp->handle, err);
         return -err;
     }
+    if (gdrx_mapping_dontfork(p, bp->pin_size) != 0) {
+        int err = errno;
+        gdrx_err("gdrdrv: cannot keep the mapping out of fork children (errno %d)", err);
+        drv_munmap(p, bp->pin_size);
+        return -err;
+    }
     struct drv_info info;
     bp->type = GDRX_MAPPING_WC;
     if (get_info(g, gp->handle, &info) == 0 && info.type != GDRX_MAPPING_NONE)

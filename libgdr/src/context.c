@@ -32,19 +32,24 @@ static void ctx_slot_init(struct gdrx_hslot *s)
 
 struct gdrx_htable gdrx_ctx_table = GDRX_HTABLE_INIT(GDRX_CTX_TAG, struct gdrx_ctx, ctx_slot_init);
 
-struct gdrx_ctx *gdrx_ctx_get(uint64_t id)
+int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out)
 {
     struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_lookup(&gdrx_ctx_table, id);
 
     if (!ctx)
-        return NULL;
+        return -EBADF;
+    /* Checked before locking: in a fork child the lock may be held by a
+     * parent thread that does not exist here. */
+    if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_FORKED)
+        return -ECHILD;
     pthread_rwlock_rdlock(&ctx->lock);
     /* Closed (and perhaps reopened under a new id) while we waited. */
     if (!gdrx_ht_is_live(&ctx->h, id)) {
         pthread_rwlock_unlock(&ctx->lock);
-        return NULL;
+        return -EBADF;
     }
-    return ctx;
+    *out = ctx;
+    return 0;
 }
 
 void gdrx_ctx_put(struct gdrx_ctx *ctx)
@@ -60,6 +65,9 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
     uint64_t id;
 
     int rc = gdrx_cuda_get(&cu);
+    if (rc)
+        return rc;
+    rc = gdrx_fork_guard_enable();
     if (rc)
         return rc;
     struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_alloc(&gdrx_ctx_table, &id);
@@ -78,6 +86,7 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
     ctx->bctx = bctx;
     atomic_store_explicit(&ctx->pin_count, 0, memory_order_relaxed);
     gdrx_free_hook_enable();
+    atomic_store_explicit(&ctx->state, GDRX_CTX_OPEN, memory_order_relaxed);
     gdrx_ht_publish(&ctx->h, id);
     pthread_rwlock_unlock(&ctx->lock);
     gdrx_info("context %#llx open on backend %s, %d device(s)", (unsigned long long)id,
@@ -94,8 +103,8 @@ err_slot:
 }
 
 struct close_scan {
-    uint64_t ctx_id;
-    int      rc;
+    struct gdrx_ctx *ctx;
+    int              rc;
 };
 
 static void unpin_if_owned(struct gdrx_hslot *s, void *arg)
@@ -103,14 +112,14 @@ static void unpin_if_owned(struct gdrx_hslot *s, void *arg)
     struct gdrx_pin *pin = (struct gdrx_pin *)s;
     struct close_scan *cs = arg;
 
-    if (atomic_load_explicit(&pin->owner, memory_order_acquire) != cs->ctx_id)
+    if (atomic_load_explicit(&s->live_id, memory_order_acquire) == 0)
         return;
     pthread_mutex_lock(&pin->lock);
-    if (atomic_load_explicit(&pin->owner, memory_order_relaxed) != cs->ctx_id) {
+    if (pin->ctx != cs->ctx || pin->state == GDRX_PIN_UNUSED) {
         pthread_mutex_unlock(&pin->lock);
         return;
     }
-    int rc = gdrx_pin_destroy_locked(pin);
+    int rc = gdrx_pin_on_unpin(pin);
     if (rc && !cs->rc)
         cs->rc = rc;
 }
@@ -121,6 +130,8 @@ int gdrx_ctx_close(uint64_t id)
 
     if (!ctx)
         return -EBADF;
+    if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_FORKED)
+        return -ECHILD; /* the parent's: nothing here is ours to release */
     pthread_rwlock_wrlock(&ctx->lock);
     if (!gdrx_ht_is_live(&ctx->h, id)) {
         pthread_rwlock_unlock(&ctx->lock);
@@ -131,7 +142,7 @@ int gdrx_ctx_close(uint64_t id)
     /* Every operation on this context holds the read lock, so no pin of it
      * is being created; each pin is destroyed under its own lock, which
      * also waits out a free hook working on it. */
-    struct close_scan cs = { .ctx_id = id, .rc = 0 };
+    struct close_scan cs = { .ctx = ctx, .rc = 0 };
     gdrx_ht_foreach(&gdrx_pin_table, unpin_if_owned, &cs);
     if (cs.rc)
         gdrx_warn("context %#llx: a backend unpin failed at close: %d",
@@ -141,6 +152,7 @@ int gdrx_ctx_close(uint64_t id)
     ctx->ops = NULL;
     ctx->bctx = NULL;
     gdrx_devctx_fini(&ctx->dev);
+    atomic_store_explicit(&ctx->state, GDRX_CTX_UNUSED, memory_order_relaxed);
     pthread_rwlock_unlock(&ctx->lock);
     gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
     return 0;

@@ -7,8 +7,10 @@
  *   ctx->lock (read for every operation on the context, write to close it)
  *   -> pin->lock (every state change of one pin)
  *   -> a backend's own locks, devctx lock, handle-table lock.
- * The free hook takes pin->lock alone; that is safe because close unpins
- * every pin under its pin->lock before releasing the backend context.
+ * The free hook takes the pin index's lock alone to list candidates, then
+ * each pin->lock; pin->lock -> index lock when a pin enters or leaves the
+ * index.  That is safe because close unpins every pin under its pin->lock
+ * before releasing the backend context.
  * No lock is held while copying.
  */
 #ifndef GDRX_CORE_H
@@ -16,6 +18,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gdrx.h"
@@ -28,8 +31,17 @@
 #define GDRX_CTX_TAG 0xC7u
 #define GDRX_PIN_TAG 0xB1u
 
+/* A context's life; changed under its write lock, except FORKED, which the
+ * fork child handler sets with no lock held (only one thread exists then). */
+enum gdrx_ctx_state {
+    GDRX_CTX_UNUSED = 0,
+    GDRX_CTX_OPEN,
+    GDRX_CTX_FORKED,   /* inherited by a fork child: every call -ECHILD */
+};
+
 struct gdrx_ctx {
     struct gdrx_hslot              h;
+    _Atomic int                    state;  /* enum gdrx_ctx_state */
     pthread_rwlock_t               lock;
     const struct gdrx_backend_ops *ops;
     void                          *bctx;
@@ -37,41 +49,50 @@ struct gdrx_ctx {
     _Atomic uint64_t               pin_count;
 };
 
-/* Bits of gdrx_pin.fp_state. */
-#define GDRX_FP_MAPPED 1u
-#define GDRX_FP_STALE  2u
+/* A pin's life; the transitions are in pin_state.c, with their table. */
+enum gdrx_pin_state {
+    GDRX_PIN_UNUSED = 0,     /* slot free, or a pin being created */
+    GDRX_PIN_PINNED,         /* backend pin held, no CPU mapping */
+    GDRX_PIN_MAPPED,         /* backend pin held, CPU mapping live */
+    GDRX_PIN_REVOKED,        /* memory freed: backend pin released, no CPU range */
+    GDRX_PIN_REVOKED_MAPPED, /* memory freed while mapped: backend pin released,
+                                the range is our PROT_NONE mapping until unmap */
+    GDRX_PIN_REVOKED_LEAKED, /* as REVOKED_MAPPED, but the PROT_NONE replacement
+                                failed: the range is never unmapped */
+    GDRX_PIN_FORKED,         /* a fork child's copy of a parent's pin */
+};
+
+/* What the copy fast path reads: one cache line with the slot header.
+ * A sequence lock: seq is odd while a writer (pin->lock held, or the fork
+ * child handler) changes the fields.  err is 0 when copies may run, else
+ * the negative errno they return; cpu/len are then 0. */
+struct gdrx_pin_fp {
+    _Atomic uint32_t      seq;
+    _Atomic int32_t       err;
+    _Atomic uintptr_t     cpu;   /* CPU address of byte dptr */
+    _Atomic size_t        len;   /* bytes from cpu the copies may touch */
+    _Atomic(gdrx_copy_fn) to;
+    _Atomic(gdrx_copy_fn) from;
+};
 
 struct gdrx_pin {
-    struct gdrx_hslot h;
+    /* Cache line 0: h.live_id and fp are all a copy reads. */
+    _Alignas(64) struct gdrx_hslot h;
+    struct gdrx_pin_fp fp;
 
-    /* Read by the copy fast path without a lock: a sequence lock (seq odd
-     * while a writer holding pin->lock updates the fields). */
-    _Atomic uint32_t     seq;
-    _Atomic uint32_t     fp_state;
-    _Atomic uintptr_t    fp_cpu;   /* CPU address of byte dptr */
-    _Atomic size_t       fp_len;   /* bytes from fp_cpu the copies may touch */
-    _Atomic(gdrx_copy_fn) fp_to;
-    _Atomic(gdrx_copy_fn) fp_from;
-
-    /* Read without a lock by the free hook to skip unrelated pins: the
-     * CUDA allocation this pin lies in; both 0 when the slot is unused. */
-    _Atomic uint64_t     alloc_lo;
-    _Atomic uint64_t     alloc_hi;
-    /* The owning context's id; 0 when unused (read without lock by close). */
-    _Atomic uint64_t     owner;
-
-    /* Under lock. */
-    pthread_mutex_t                lock;
+    /* Under lock.  The slot's memory outlives the pin (handle_table.h). */
+    _Alignas(64) pthread_mutex_t   lock;
+    enum gdrx_pin_state            state;
     struct gdrx_ctx               *ctx;
     const struct gdrx_backend_ops *ops;
     void                          *bctx;
     struct gdrx_pin_req            req;
     struct gdrx_backend_pin        bp;
-    int                            mapped;   /* the caller mapped it */
-    int                            stale;    /* CUDA freed the memory */
-    int                            released; /* backend unpin() done */
-    int                            revoked;  /* mapping replaced by PROT_NONE */
 };
+
+_Static_assert(offsetof(struct gdrx_pin, fp) + sizeof(struct gdrx_pin_fp) <= 64,
+               "the fields a copy reads share one cache line");
+_Static_assert(sizeof(struct gdrx_pin) % 64 == 0, "slots start on a cache line");
 
 extern struct gdrx_htable gdrx_ctx_table;
 extern struct gdrx_htable gdrx_pin_table;
@@ -81,37 +102,49 @@ extern struct gdrx_htable gdrx_pin_table;
 int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id);
 int gdrx_ctx_close(uint64_t id);
 
-/* context.c: find an open context and hold its lock for reading; NULL if
- * the id names no open context. */
-struct gdrx_ctx *gdrx_ctx_get(uint64_t id);
+/* context.c: find an open context and hold its lock for reading: 0,
+ * -EBADF if the id names no open context, -ECHILD if it is a fork
+ * parent's. */
+int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out);
 void gdrx_ctx_put(struct gdrx_ctx *ctx);
 
-/* pin.c: lock the pin id names if it is live and belongs to ctx; NULL
- * otherwise.  Unlock with pthread_mutex_unlock(&pin->lock). */
-struct gdrx_pin *gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id);
+/* pin.c: lock the pin id names if it is live and belongs to ctx: 0,
+ * -EINVAL if not, -ECHILD for a fork parent's pin.  Unlock with
+ * pthread_mutex_unlock(&(*out)->lock). */
+int gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id, struct gdrx_pin **out);
 
 int  gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t flags,
                      uint64_t *id);
-/* Unmaps if needed, releases the backend pin and frees the slot; called
- * with pin->lock held, returns with it released. */
-int  gdrx_pin_destroy_locked(struct gdrx_pin *pin);
 int  gdrx_pin_map_locked(struct gdrx_pin *pin, void **cpu_ptr);
-int  gdrx_pin_unmap_locked(struct gdrx_pin *pin);
 int  gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info);
 
-/* fastpath.c: publish what the copy fast path sees (pin->lock held): the
- * stale flag, and the mapping if accessible and the pin is mapped and not
- * revoked. */
-void gdrx_pin_fp_publish(struct gdrx_pin *pin, int accessible);
+/* pin_state.c: the transitions, one per event, pin->lock held (see the
+ * table there).  Each publishes the fast path's view of the new state. */
+void gdrx_pin_on_pinned(struct gdrx_pin *pin);
+int  gdrx_pin_on_map(struct gdrx_pin *pin);
+int  gdrx_pin_on_unmap(struct gdrx_pin *pin);
+void gdrx_pin_on_freed(struct gdrx_pin *pin);
+/* Returns with pin->lock released and the slot freed. */
+int  gdrx_pin_on_unpin(struct gdrx_pin *pin);
+/* In a fork child, no lock taken (one thread). */
+void gdrx_pin_on_fork_child(struct gdrx_pin *pin);
+/* 1 for the REVOKED states. */
+int  gdrx_pin_is_revoked(const struct gdrx_pin *pin);
+
+/* fastpath.c: publish (seq-locked) what a copy sees: err, and when err is
+ * 0 the pin's mapping and copy routines. */
+void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err);
 
 /* stale.c */
-/* 1 if the pin's memory was freed (refreshing the answer from the backend
- * and CUDA), 0 if not, negative errno if that could not be told. */
+/* 1 if the pin's memory was freed (asking the backend and CUDA, and
+ * revoking the pin if so), 0 if not, negative errno if that could not be
+ * told. */
 int  gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin);
-/* Mark stale, make the mapping inaccessible and release the backend pin. */
-void gdrx_pin_revoke_locked(struct gdrx_pin *pin);
 /* The free hook's callback: revoke every pin overlapping [base, base+size). */
 void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
+
+/* fork.c: register the fork handlers (once; at the first gdrx_open). */
+int gdrx_fork_guard_enable(void);
 
 /* backend_select.c: open the backend params/env ask for. */
 int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx);

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -55,8 +56,10 @@ static const struct cuda_sym cuda_syms[] = {
 };
 
 static struct gdrx_cuda cuda;
-static int cuda_status = -ELIBACC;
-static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+/* 0 once loaded; a failure is not kept: the next call tries again, e.g.
+ * after the application loaded libcuda itself or the driver came up. */
+static atomic_int cuda_loaded;
+static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1,
                      const struct cuda_sym *s)
@@ -77,14 +80,15 @@ static void *resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1,
     return dlsym(lib, s->export);
 }
 
-static void cuda_load(void)
+/* Resolve every entry point and initialise the driver: 0 or -errno. */
+static int cuda_load(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int rc = 0;
 
     if (!lib) {
         gdrx_err("cannot load libcuda.so.1: %s", dlerror());
-        cuda_status = -ELIBACC;
-        return;
+        return -ELIBACC;
     }
     get_proc_v2_fn gp2 = (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
     get_proc_v1_fn gp1 = gp2 ? NULL : (get_proc_v1_fn)dlsym(lib, "cuGetProcAddress");
@@ -95,8 +99,8 @@ static void cuda_load(void)
 
         if (!fn && s->required) {
             gdrx_err("libcuda.so.1 lacks %s", s->export);
-            cuda_status = -ELIBACC;
-            return;
+            rc = -ELIBACC;
+            goto fail;
         }
         /* Object and function pointers share a representation on every
          * platform dlsym works on; memcpy avoids the ISO C cast warning. */
@@ -105,22 +109,39 @@ static void cuda_load(void)
     CUresult res = cuda.Init(0);
     if (res != CUDA_SUCCESS) {
         gdrx_err("cuInit failed: CUDA error %d", (int)res);
-        cuda_status = -ENODEV;
-        return;
+        /* Kept loaded (CUDA does not support dlclose once initialised);
+         * a retry's dlopen only takes another reference. */
+        memset(&cuda, 0, sizeof(cuda));
+        return -ENODEV;
     }
     if (cuda.DriverGetVersion(&cuda.driver_version) != CUDA_SUCCESS)
         cuda.driver_version = 0;
     gdrx_info("CUDA driver %d.%d loaded", cuda.driver_version / 1000,
               cuda.driver_version % 1000 / 10);
-    cuda_status = 0;
+    return 0;
+
+fail:
+    memset(&cuda, 0, sizeof(cuda));
+    dlclose(lib);
+    return rc;
 }
 
 int gdrx_cuda_get(const struct gdrx_cuda **cu)
 {
-    pthread_once(&cuda_once, cuda_load);
-    if (cuda_status == 0)
+    int rc = 0;
+
+    if (!atomic_load_explicit(&cuda_loaded, memory_order_acquire)) {
+        pthread_mutex_lock(&cuda_lock);
+        if (!atomic_load_explicit(&cuda_loaded, memory_order_relaxed)) {
+            rc = cuda_load();
+            if (rc == 0)
+                atomic_store_explicit(&cuda_loaded, 1, memory_order_release);
+        }
+        pthread_mutex_unlock(&cuda_lock);
+    }
+    if (rc == 0)
         *cu = &cuda;
-    return cuda_status;
+    return rc;
 }
 
 int gdrx_cuda_errno(CUresult res)

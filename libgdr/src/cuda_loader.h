@@ -31,10 +31,11 @@ struct gdrx_cuda {
 };
 
 /*
- * Load libcuda.so.1 and call cuInit(0), once per process (thread-safe).
+ * Load libcuda.so.1 and call cuInit(0), until that works (thread-safe).
  * Returns 0 and *cu, -ELIBACC if the library or a required entry point is
- * missing, -ENODEV if cuInit fails.  The library is never unloaded: CUDA
- * does not support dlclose.
+ * missing, -ENODEV if cuInit fails.  A failure is not remembered: the next
+ * call tries again.  Once loaded, the library is never unloaded: CUDA does
+ * not support dlclose.
  */
 int gdrx_cuda_get(const struct gdrx_cuda **cu);
 

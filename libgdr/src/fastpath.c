@@ -4,13 +4,14 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * The state a copy needs (mapped range, stale flag, copy routines) is kept
- * in atomics of the pin's slot, guarded by a sequence counter: a writer
- * (holding pin->lock) makes the counter odd, stores the fields with release
- * and makes it even again; a reader takes an acquire snapshot and retries if
- * the counter moved.  Slots are never freed, so even a garbage or closed
- * handle is read safely.  On x86 the whole check is a handful of plain
- * loads and compares.
+ * What a copy needs is in the first cache line of the pin's slot (core.h):
+ * the live id (the generation check), and struct gdrx_pin_fp under a
+ * sequence lock.  A writer (pin_state.c, pin->lock held) makes seq odd,
+ * stores, and makes it even again; a reader loads seq, the fields, and seq
+ * again, and trusts the fields only if seq was even and did not move.
+ * Slots are never freed, so even a garbage or closed handle is read
+ * safely.  The common case is one table-chunk load, one cache line, one
+ * combined test and the bounds test; everything rare goes to fp_slow().
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,22 +19,31 @@
 #include "core.h"
 #include "export.h"
 
-struct fp_view {
-    uint32_t     state;
-    uintptr_t    cpu;
-    size_t       len;
-    gdrx_copy_fn fn;
-};
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
-void gdrx_pin_fp_publish(struct gdrx_pin *pin, int accessible)
+/* Built with GDRX_CORE_TEST_SEAM, the test program sees every publication
+ * while the counter is odd. */
+#ifdef GDRX_CORE_TEST_SEAM
+void core_test_publishing(struct gdrx_pin *pin);
+#define FP_PUBLISHING(pin) core_test_publishing(pin)
+#else
+#define FP_PUBLISHING(pin) ((void)0)
+#endif
+
+/* A reader that finds the counter odd spins this often before
+ * yielding: publishing is a handful of stores. */
+#define FP_SPINS 64
+
+void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err)
 {
-    uint32_t state = pin->stale ? GDRX_FP_STALE : 0;
     uintptr_t cpu = 0;
+    size_t len = 0;
     gdrx_copy_fn to = NULL, from = NULL;
 
-    if (accessible && pin->mapped && !pin->revoked) {
-        state |= GDRX_FP_MAPPED;
+    if (err == 0) {
         cpu = (uintptr_t)pin->bp.cpu_base + (uintptr_t)(pin->req.dptr - pin->bp.dbase);
+        len = pin->req.len;
         const struct gdrx_copy_impl *impl = gdrx_copy_default();
         struct gdrx_copy_impl libc;
         /* Coherent memory gains nothing from streaming accesses. */
@@ -43,74 +53,130 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int accessible)
         to = impl->to_mapping;
         from = impl->from_mapping;
     }
-    uint32_t seq = atomic_load_explicit(&pin->seq, memory_order_relaxed);
-    atomic_store_explicit(&pin->seq, seq + 1, memory_order_relaxed);
-    /* Release stores: a reader that sees any new value also sees the odd
-     * counter when it re-reads it, and retries. */
-    atomic_store_explicit(&pin->fp_state, state, memory_order_release);
-    atomic_store_explicit(&pin->fp_cpu, cpu, memory_order_release);
-    atomic_store_explicit(&pin->fp_len, pin->req.len, memory_order_release);
-    atomic_store_explicit(&pin->fp_to, to, memory_order_release);
-    atomic_store_explicit(&pin->fp_from, from, memory_order_release);
-    atomic_store_explicit(&pin->seq, seq + 2, memory_order_release);
+    struct gdrx_pin_fp *fp = &pin->fp;
+    /* Odd now; even is the rule between writers, but a fork child may
+     * inherit a counter left odd by a thread that no longer exists. */
+    uint32_t odd = atomic_load_explicit(&fp->seq, memory_order_relaxed) | 1u;
+    atomic_store_explicit(&fp->seq, odd, memory_order_relaxed);
+    FP_PUBLISHING(pin);
+    /* Release stores (plain stores on x86): a reader whose acquire load
+     * sees any new field also sees the odd counter when it re-reads it.
+     * (No fences: thread sanitizers do not model them.) */
+    atomic_store_explicit(&fp->err, err, memory_order_release);
+    atomic_store_explicit(&fp->cpu, cpu, memory_order_release);
+    atomic_store_explicit(&fp->len, len, memory_order_release);
+    atomic_store_explicit(&fp->to, to, memory_order_release);
+    atomic_store_explicit(&fp->from, from, memory_order_release);
+    atomic_store_explicit(&fp->seq, odd + 1, memory_order_release);
 }
 
-static inline int fp_get(uint64_t id, int to_mapping, struct fp_view *v)
+/* The pin slot of id, with the element size a constant (so no load of the
+ * table's elem_size), or NULL. */
+static inline struct gdrx_pin *fp_slot(uint64_t id)
 {
-    struct gdrx_pin *pin = (struct gdrx_pin *)gdrx_ht_slot(&gdrx_pin_table, id);
+    if (unlikely((uint8_t)(id >> GDRX_HT_TAG_SHIFT) != GDRX_PIN_TAG))
+        return NULL;
+    uint32_t index = (uint32_t)id & GDRX_HT_INDEX_MASK;
+    char *chunk = atomic_load_explicit(&gdrx_pin_table.chunks[index >> GDRX_HT_CHUNK_SHIFT],
+                                       memory_order_acquire);
+    if (unlikely(!chunk))
+        return NULL;
+    return (struct gdrx_pin *)(chunk + (size_t)(index & (GDRX_HT_CHUNK_SLOTS - 1)) *
+                               sizeof(struct gdrx_pin));
+}
 
-    if (!pin)
-        return -EINVAL;
-    for (;;) {
-        uint32_t seq = atomic_load_explicit(&pin->seq, memory_order_acquire);
-        if (seq & 1) {
-            sched_yield(); /* a writer is between two stores; rare */
-            continue;
-        }
-        uint64_t live = atomic_load_explicit(&pin->h.live_id, memory_order_acquire);
-        v->state = atomic_load_explicit(&pin->fp_state, memory_order_acquire);
-        v->cpu = atomic_load_explicit(&pin->fp_cpu, memory_order_acquire);
-        v->len = atomic_load_explicit(&pin->fp_len, memory_order_acquire);
-        v->fn = to_mapping ? atomic_load_explicit(&pin->fp_to, memory_order_acquire)
-                           : atomic_load_explicit(&pin->fp_from, memory_order_acquire);
-        /* The acquire loads above keep this load after them. */
-        if (atomic_load_explicit(&pin->seq, memory_order_relaxed) != seq)
-            continue;
-        if (live != id)
-            return -EINVAL;
-        if (v->state & GDRX_FP_STALE)
-            return -ESTALE;
-        if (!(v->state & GDRX_FP_MAPPED))
-            return -EINVAL;
-        return 0;
+/* One reading of the pin's line.  Consistent only if seq is even and
+ * equals seq2. */
+struct fp_snap {
+    uint32_t     seq, seq2;
+    int          err;
+    uint64_t     live;
+    uintptr_t    cpu;
+    size_t       len;
+    gdrx_copy_fn fn;
+};
+
+static inline __attribute__((always_inline)) void
+fp_read(struct gdrx_pin *pin, int to_mapping, struct fp_snap *v)
+{
+    struct gdrx_pin_fp *fp = &pin->fp;
+
+    v->seq = atomic_load_explicit(&fp->seq, memory_order_acquire);
+    v->live = atomic_load_explicit(&pin->h.live_id, memory_order_acquire);
+    v->err = atomic_load_explicit(&fp->err, memory_order_acquire);
+    v->cpu = atomic_load_explicit(&fp->cpu, memory_order_acquire);
+    v->len = atomic_load_explicit(&fp->len, memory_order_acquire);
+    v->fn = to_mapping ? atomic_load_explicit(&fp->to, memory_order_acquire)
+                       : atomic_load_explicit(&fp->from, memory_order_acquire);
+    /* The acquire loads above keep the re-read after them. */
+    v->seq2 = atomic_load_explicit(&fp->seq, memory_order_acquire);
+}
+
+/* Everything but the common case: a writer at work, a dead handle, a pin
+ * that cannot be copied through, a range outside the mapping, NULL. */
+static __attribute__((noinline, cold)) int fp_slow(struct gdrx_pin *pin, uint64_t id,
+                                                  int to_mapping, void *dst, const void *src,
+                                                  size_t len)
+{
+    struct fp_snap v;
+
+    for (unsigned spin = 0;; spin++) {
+        fp_read(pin, to_mapping, &v);
+        if (!(v.seq & 1) && v.seq == v.seq2)
+            break;
+        if (spin >= FP_SPINS)
+            sched_yield();
     }
-}
-
-/* [p, p+len) inside [v->cpu, v->cpu + v->len), without wrapping. */
-static inline int fp_in_range(const struct fp_view *v, const void *p, size_t len)
-{
-    uintptr_t a = (uintptr_t)p;
-
-    return a >= v->cpu && a - v->cpu <= v->len && len <= v->len - (a - v->cpu);
-}
-
-/* Both directions: map is the side inside the mapping, host the other. */
-static inline int fp_copy(uint64_t id, int to_mapping, void *dst, const void *src, size_t len)
-{
-    const void *map = to_mapping ? (const void *)dst : src;
-    const void *host = to_mapping ? src : (const void *)dst;
-    struct fp_view v;
-    int rc = fp_get(id, to_mapping, &v);
-
-    if (rc)
-        return rc;
-    if (!fp_in_range(&v, map, len))
+    if (v.live != id)
+        return -EINVAL;
+    if (v.err)
+        return v.err;
+    uintptr_t off = (uintptr_t)(to_mapping ? dst : (void *)(uintptr_t)src) - v.cpu;
+    if (off > v.len || len > v.len - off)
         return -ERANGE;
     if (len == 0)
         return 0;
-    if (!host)
+    if (!(to_mapping ? src : (const void *)dst))
         return -EINVAL;
     v.fn(dst, src, len);
+    return 0;
+}
+
+/*
+ * One direction, inlined into its entry point.  map is the pointer inside
+ * the mapping, host the other one.  The common case: the tag, the chunk,
+ * one test for a writer at work, a dead handle or an unusable pin (seq,
+ * live id and err folded), the bounds, the host pointer, the length: seven
+ * branches, all predicted, and no stack frame beyond two saved registers.
+ * fp_slow() tells the errors apart, in the documented order: handle
+ * (-EINVAL), pin state (fp.err: -ESTALE, -EINVAL, -ECHILD), range
+ * (-ERANGE), host pointer (-EINVAL).
+ */
+static inline __attribute__((always_inline)) int
+fp_copy(uint64_t id, int to_mapping, void *dst, const void *src, size_t len)
+{
+    const void *map = to_mapping ? (const void *)dst : src;
+    const void *host = to_mapping ? src : (const void *)dst;
+    struct gdrx_pin *pin = fp_slot(id);
+
+    if (unlikely(!pin))
+        return -EINVAL;
+    struct gdrx_pin_fp *fp = &pin->fp;
+    uint32_t seq = atomic_load_explicit(&fp->seq, memory_order_acquire);
+    uint64_t bad = (seq & 1) | (atomic_load_explicit(&pin->h.live_id, memory_order_acquire) ^ id) |
+                   (uint32_t)atomic_load_explicit(&fp->err, memory_order_acquire);
+    uintptr_t off = (uintptr_t)map - atomic_load_explicit(&fp->cpu, memory_order_acquire);
+    size_t flen = atomic_load_explicit(&fp->len, memory_order_acquire);
+    gdrx_copy_fn fn = to_mapping ? atomic_load_explicit(&fp->to, memory_order_acquire)
+                                 : atomic_load_explicit(&fp->from, memory_order_acquire);
+    /* Acquire loads (plain loads on x86) keep this re-read after them. */
+    bad |= atomic_load_explicit(&fp->seq, memory_order_acquire) ^ seq;
+    if (unlikely(bad != 0) || unlikely(off > flen) || unlikely(len > flen - off) ||
+        unlikely(!host))
+        return fp_slow(pin, id, to_mapping, dst, src, len);
+    if (unlikely(len == 0))
+        return 0;
+    fn(dst, src, len);
     return 0;
 }
 

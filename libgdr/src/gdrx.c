@@ -76,11 +76,12 @@ GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
     if (!pin_out || len == 0 || dptr == 0 || flags != GDRX_PIN_FLAG_DEFAULT ||
         len > UINT64_MAX - dptr)
         return -EINVAL;
-    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
-    if (!c)
-        return -EBADF;
+    struct gdrx_ctx *c;
+    int rc = gdrx_ctx_get(ctx.id, &c);
+    if (rc)
+        return rc;
     uint64_t id;
-    int rc = gdrx_pin_create(c, dptr, len, flags, &id);
+    rc = gdrx_pin_create(c, dptr, len, flags, &id);
     gdrx_ctx_put(c);
     if (rc == 0)
         pin_out->id = id;
@@ -94,16 +95,18 @@ typedef int (*pin_op_fn)(struct gdrx_pin *pin, void *arg);
 
 static int with_pin(gdrx_t ctx, gdrx_pin_t pin, pin_op_fn op, void *arg, int op_unlocks)
 {
-    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
+    struct gdrx_ctx *c;
+    struct gdrx_pin *p;
+    int rc = gdrx_ctx_get(ctx.id, &c);
 
-    if (!c)
-        return -EBADF;
-    struct gdrx_pin *p = gdrx_pin_get_locked(c, pin.id);
-    if (!p) {
+    if (rc)
+        return rc;
+    rc = gdrx_pin_get_locked(c, pin.id, &p);
+    if (rc) {
         gdrx_ctx_put(c);
-        return -EINVAL;
+        return rc;
     }
-    int rc = op(p, arg);
+    rc = op(p, arg);
     if (!op_unlocks)
         pthread_mutex_unlock(&p->lock);
     gdrx_ctx_put(c);
@@ -113,7 +116,7 @@ static int with_pin(gdrx_t ctx, gdrx_pin_t pin, pin_op_fn op, void *arg, int op_
 static int unpin_op(struct gdrx_pin *p, void *arg)
 {
     (void)arg;
-    return gdrx_pin_destroy_locked(p);
+    return gdrx_pin_on_unpin(p);
 }
 
 static int map_op(struct gdrx_pin *p, void *arg)
@@ -124,7 +127,7 @@ static int map_op(struct gdrx_pin *p, void *arg)
 static int unmap_op(struct gdrx_pin *p, void *arg)
 {
     (void)arg;
-    return gdrx_pin_unmap_locked(p);
+    return gdrx_pin_on_unmap(p);
 }
 
 static int query_op(struct gdrx_pin *p, void *arg)
@@ -197,10 +200,11 @@ GDRX_EXPORT int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value)
 {
     if (!value)
         return -EINVAL;
-    struct gdrx_ctx *c = gdrx_ctx_get(ctx.id);
-    if (!c)
-        return -EBADF;
-    int rc = ctx_attr(c, attr, value);
+    struct gdrx_ctx *c;
+    int rc = gdrx_ctx_get(ctx.id, &c);
+    if (rc)
+        return rc;
+    rc = ctx_attr(c, attr, value);
     gdrx_ctx_put(c);
     return rc;
 }

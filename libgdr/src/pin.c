@@ -1,18 +1,18 @@
 /*
  * pin.c - the life of a pin: create (validate the range against its CUDA
- * allocation, align it to GPU pages, pin through the backend), map, unmap,
- * query and destroy.  Every function here but gdrx_pin_create() runs with
- * pin->lock held.
+ * allocation, align it to GPU pages, pin through the backend), map and
+ * query; the state changes themselves are in pin_state.c.  Every function
+ * here but gdrx_pin_create() runs with pin->lock held.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core.h"
 #include "log.h"
+#include "pin_index.h"
 
 static void pin_slot_init(struct gdrx_hslot *s)
 {
@@ -24,18 +24,23 @@ static void pin_slot_init(struct gdrx_hslot *s)
 
 struct gdrx_htable gdrx_pin_table = GDRX_HTABLE_INIT(GDRX_PIN_TAG, struct gdrx_pin, pin_slot_init);
 
-struct gdrx_pin *gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id)
+int gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id, struct gdrx_pin **out)
 {
     struct gdrx_pin *pin = (struct gdrx_pin *)gdrx_ht_lookup(&gdrx_pin_table, id);
 
     if (!pin)
-        return NULL;
+        return -EINVAL;
+    /* A fork parent's pin: its lock may have been held by a thread that
+     * does not exist here, so do not take it. */
+    if (atomic_load_explicit(&pin->fp.err, memory_order_relaxed) == -ECHILD)
+        return -ECHILD;
     pthread_mutex_lock(&pin->lock);
     if (!gdrx_ht_is_live(&pin->h, id) || pin->ctx != ctx) {
         pthread_mutex_unlock(&pin->lock);
-        return NULL;
+        return -EINVAL;
     }
-    return pin;
+    *out = pin;
+    return 0;
 }
 
 /* The device that owns dptr; -EINVAL if dptr is not device memory. */
@@ -122,6 +127,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     if (!pin)
         return -ENOMEM;
     pthread_mutex_lock(&pin->lock);
+    pin->state = GDRX_PIN_UNUSED;
     pin->ctx = ctx;
     pin->ops = ctx->ops;
     pin->bctx = ctx->bctx;
@@ -130,16 +136,13 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     pin->bp.pin_base = req->win_base;
     pin->bp.pin_size = req->win_size;
     pin->bp.page_size = GDRX_GPU_PAGE_SIZE;
-    pin->mapped = pin->stale = pin->released = pin->revoked = 0;
 
-    /* Visible to the free hook before the backend pins: a free racing
+    /* Findable by the free hook before the backend pins: a free racing
      * with this pin waits for pin->lock and then revokes it. */
-    atomic_store_explicit(&pin->alloc_lo, req->alloc_base, memory_order_relaxed);
-    atomic_store_explicit(&pin->alloc_hi, req->alloc_base + req->alloc_size,
-                          memory_order_relaxed);
-    atomic_store_explicit(&pin->owner, atomic_load(&ctx->h.live_id), memory_order_release);
-
-    int rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
+    int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, req->alloc_base + req->alloc_size);
+    if (rc)
+        goto err_slot;
+    rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
     if (rc == 0 && (pin->bp.pin_base > req->dptr ||
                     req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
                     pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len)) {
@@ -149,18 +152,20 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
         rc = -EIO;
     }
     if (rc) {
-        atomic_store(&pin->owner, 0);
-        atomic_store(&pin->alloc_lo, 0);
-        atomic_store(&pin->alloc_hi, 0);
-        pthread_mutex_unlock(&pin->lock);
-        gdrx_ht_free(&gdrx_pin_table, &pin->h);
-        return rc;
+        gdrx_pin_index_remove(pin, *id, req->alloc_base);
+        goto err_slot;
     }
-    gdrx_pin_fp_publish(pin, 1);
+    gdrx_pin_on_pinned(pin);
     gdrx_ht_publish(&pin->h, *id);
     atomic_fetch_add_explicit(&ctx->pin_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&pin->lock);
     return 0;
+
+err_slot:
+    pin->ctx = NULL;
+    pthread_mutex_unlock(&pin->lock);
+    gdrx_ht_free(&gdrx_pin_table, &pin->h);
+    return rc;
 }
 
 int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t flags, uint64_t *id)
@@ -184,84 +189,18 @@ int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t fl
     return rc;
 }
 
-/* Take the CPU mapping away: the core's PROT_NONE reservation after a
- * revocation, else the backend's mapping. */
-static int drop_mapping(struct gdrx_pin *pin)
-{
-    int rc = 0;
-
-    if (pin->revoked) {
-        if (munmap(pin->bp.cpu_base, pin->bp.map_size) != 0)
-            rc = -errno;
-        pin->revoked = 0;
-    } else {
-        rc = pin->ops->unmap(pin->bctx, &pin->bp);
-    }
-    pin->mapped = 0;
-    pin->bp.cpu_base = NULL;
-    pin->bp.map_size = 0;
-    pin->bp.type = GDRX_MAPPING_NONE;
-    return rc;
-}
-
 int gdrx_pin_map_locked(struct gdrx_pin *pin, void **cpu_ptr)
 {
-    if (pin->mapped)
-        return -EEXIST;
-    int rc = gdrx_pin_refresh_stale_locked(pin);
-    if (rc)
-        return rc > 0 ? -ESTALE : rc;
-    rc = pin->ops->map(pin->bctx, &pin->bp);
+    if (pin->state == GDRX_PIN_PINNED) {
+        int rc = gdrx_pin_refresh_stale_locked(pin);
+        if (rc)
+            return rc > 0 ? -ESTALE : rc;
+    }
+    int rc = gdrx_pin_on_map(pin);
     if (rc)
         return rc;
-    const struct gdrx_backend_pin *bp = &pin->bp;
-    const struct gdrx_pin_req *req = &pin->req;
-    if (!bp->cpu_base || bp->dbase > req->dptr || req->dptr - bp->dbase > bp->map_size ||
-        bp->map_size - (req->dptr - bp->dbase) < req->len) {
-        gdrx_err("backend %s mapped [%#llx, +%zu), which misses the pin",
-                 pin->ops->name, (unsigned long long)bp->dbase, bp->map_size);
-        pin->ops->unmap(pin->bctx, &pin->bp);
-        return -EIO;
-    }
-    pin->mapped = 1;
-    gdrx_pin_fp_publish(pin, 1);
-    *cpu_ptr = (char *)bp->cpu_base + (req->dptr - bp->dbase);
+    *cpu_ptr = (char *)pin->bp.cpu_base + (pin->req.dptr - pin->bp.dbase);
     return 0;
-}
-
-int gdrx_pin_unmap_locked(struct gdrx_pin *pin)
-{
-    if (!pin->mapped)
-        return -EINVAL;
-    gdrx_pin_fp_publish(pin, 0); /* copies fail before the memory goes */
-    return drop_mapping(pin);
-}
-
-int gdrx_pin_destroy_locked(struct gdrx_pin *pin)
-{
-    int rc = 0;
-    struct gdrx_ctx *ctx = pin->ctx;
-
-    gdrx_pin_fp_publish(pin, 0);
-    gdrx_ht_retire(&pin->h);
-    if (pin->mapped)
-        rc = drop_mapping(pin);
-    if (!pin->released) {
-        int urc = pin->ops->unpin(pin->bctx, &pin->bp);
-        if (urc && !rc)
-            rc = urc;
-        pin->released = 1;
-    }
-    atomic_store_explicit(&pin->owner, 0, memory_order_relaxed);
-    atomic_store_explicit(&pin->alloc_lo, 0, memory_order_relaxed);
-    atomic_store_explicit(&pin->alloc_hi, 0, memory_order_relaxed);
-    pin->ctx = NULL;
-    atomic_fetch_sub_explicit(&ctx->pin_count, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&pin->lock);
-    gdrx_ht_free(&gdrx_pin_table, &pin->h);
-    if (rc)
-        gdrx_warn("releasing a pin failed (%d); the handle is gone regardless", rc);
-    return rc;
 }
 
 int gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info)
@@ -285,7 +224,7 @@ int gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info)
     info->stale = stale;
     /* A revoked mapping still occupies its address range (PROT_NONE) until
      * gdrx_unmap(), but it is no mapping of the memory any more. */
-    if (pin->mapped && !pin->revoked) {
+    if (pin->state == GDRX_PIN_MAPPED) {
         info->mapping_type = bp->type;
         info->cpu_ptr = (char *)bp->cpu_base + (req->dptr - bp->dbase);
     } else {

@@ -6,7 +6,7 @@
  * A pin goes stale when the backend says so (gdrdrv's free callback flag),
  * when the allocation at dptr no longer carries the buffer id recorded at
  * pin time, or when the CUDA free hook reports the allocation freed.  A
- * stale pin is revoked at once: its CPU mapping is replaced by an
+ * stale pin is revoked at once (gdrx_pin_on_freed, pin_state.c): its CPU mapping is replaced by an
  * inaccessible anonymous mapping of the same range (so a late access faults
  * instead of reaching whatever the memory became, and the address range is
  * not handed to an unrelated mmap while the caller still holds the
@@ -14,10 +14,11 @@
  * range, gdrx_unpin() the handle.  See docs/semantics.md.
  */
 #include <errno.h>
-#include <sys/mman.h>
+#include <stdlib.h>
 
 #include "core.h"
 #include "log.h"
+#include "pin_index.h"
 
 /* 1 if the allocation at the pin's dptr is gone or another one, 0 if it is
  * still the one pinned, negative errno if CUDA could not tell. */
@@ -43,7 +44,7 @@ int gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin)
 {
     int stale = 0;
 
-    if (pin->stale)
+    if (gdrx_pin_is_revoked(pin))
         return 1;
     if (pin->ops->is_stale) {
         stale = pin->ops->is_stale(pin->bctx, &pin->bp);
@@ -58,61 +59,25 @@ int gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin)
     if (stale) {
         gdrx_info("pin of [%#llx, +%zu) went stale: its memory was freed",
                   (unsigned long long)pin->req.dptr, pin->req.len);
-        gdrx_pin_revoke_locked(pin);
+        gdrx_pin_on_freed(pin);
     }
     return stale;
 }
 
-void gdrx_pin_revoke_locked(struct gdrx_pin *pin)
+/* Revoke ref's pin if it is still the pin the index listed and still
+ * overlaps [lo, hi). */
+static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64_t hi)
 {
-    pin->stale = 1;
-    /* New copies see -ESTALE before the mapping changes under them. */
-    gdrx_pin_fp_publish(pin, 0);
-    if (pin->mapped && !pin->revoked) {
-        void *p = mmap(pin->bp.cpu_base, pin->bp.map_size, PROT_NONE,
-                       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED) {
-            /* Not expected (the range is ours); at least make the existing
-             * mapping inaccessible. */
-            gdrx_err("cannot replace the mapping of a stale pin (errno %d)", errno);
-            if (mprotect(pin->bp.cpu_base, pin->bp.map_size, PROT_NONE) != 0)
-                gdrx_err("cannot protect the mapping of a stale pin (errno %d)", errno);
-            pin->ops->unmap(pin->bctx, &pin->bp);
-            pin->mapped = 0;
-        } else {
-            pin->revoked = 1;
-        }
-    }
-    if (!pin->released) {
-        int rc = pin->ops->unpin(pin->bctx, &pin->bp);
-        if (rc)
-            gdrx_warn("backend unpin of a stale pin failed: %d", rc);
-        pin->released = 1;
-    }
-}
+    struct gdrx_pin *pin = ref->pin;
 
-struct freed_range {
-    uint64_t lo, hi;
-};
-
-static void revoke_if_inside(struct gdrx_hslot *s, void *arg)
-{
-    struct gdrx_pin *pin = (struct gdrx_pin *)s;
-    const struct freed_range *r = arg;
-
-    /* Unlocked prefilter: most pins belong to other allocations. */
-    uint64_t hi = atomic_load_explicit(&pin->alloc_hi, memory_order_relaxed);
-    uint64_t lo = atomic_load_explicit(&pin->alloc_lo, memory_order_relaxed);
-    if (hi == 0 || hi <= r->lo || lo >= r->hi)
-        return;
     pthread_mutex_lock(&pin->lock);
-    hi = atomic_load_explicit(&pin->alloc_hi, memory_order_relaxed);
-    lo = atomic_load_explicit(&pin->alloc_lo, memory_order_relaxed);
-    if (hi != 0 && hi > r->lo && lo < r->hi && !pin->stale) {
+    const struct gdrx_pin_req *req = &pin->req;
+    if (gdrx_ht_is_live(&pin->h, ref->id) && req->alloc_base < hi &&
+        req->alloc_base + req->alloc_size > lo) {
         gdrx_info("CUDA frees [%#llx, %#llx): revoking the pin of [%#llx, +%zu)",
-                  (unsigned long long)r->lo, (unsigned long long)r->hi,
-                  (unsigned long long)pin->req.dptr, pin->req.len);
-        gdrx_pin_revoke_locked(pin);
+                  (unsigned long long)lo, (unsigned long long)hi,
+                  (unsigned long long)req->dptr, req->len);
+        gdrx_pin_on_freed(pin);
     }
     pthread_mutex_unlock(&pin->lock);
 }
@@ -120,10 +85,24 @@ static void revoke_if_inside(struct gdrx_hslot *s, void *arg)
 void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
 {
     (void)arg;
-    struct freed_range r = { .lo = base, .hi = base + (size ? size : 1) };
+    uint64_t lo = base, hi = base + (size ? size : 1);
+    struct gdrx_pin_ref local[16], *refs = local;
+    size_t room = sizeof(local) / sizeof(local[0]);
 
-    if (r.hi < r.lo)
-        r.hi = UINT64_MAX;
-    /* Linear in the pins ever created; a free is rare next to a copy. */
-    gdrx_ht_foreach(&gdrx_pin_table, revoke_if_inside, &r);
+    if (hi < lo)
+        hi = UINT64_MAX;
+    /* Only the pins of this range: the index lists them (pin_index.h). */
+    size_t n = gdrx_pin_index_find(lo, hi, refs, room);
+    while (n > room) {
+        struct gdrx_pin_ref *more = realloc(refs == local ? NULL : refs, n * sizeof(*more));
+        if (!more)
+            break; /* revoke those we have; the rest at their next query */
+        refs = more;
+        room = n;
+        n = gdrx_pin_index_find(lo, hi, refs, room);
+    }
+    for (size_t i = 0; i < n && i < room; i++)
+        revoke_if_inside(&refs[i], lo, hi);
+    if (refs != local)
+        free(refs);
 }

@@ -65,3 +65,36 @@ tests_libgdr_test_dmabuf_LDADD    = $(GDRX_TEST_LIBS)
 
 # Multi-threaded suites, also run under TSan (make check-threads).
 GDRX_THREAD_SUITES += tests/libgdr/test_threads
+
+# The core's sources on a fake CUDA driver and backend (white-box: state
+# machine, revocation, fast-path checks, the free hook's index).
+GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
+	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
+	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/log.c
+check_PROGRAMS += tests/libgdr/test_core_unit
+GDRX_SUITES    += tests/libgdr/test_core_unit
+tests_libgdr_test_core_unit_SOURCES  = tests/libgdr/test_core_unit.c tests/libgdr/core_fake.h \
+	tests/libgdr/core_fake.c $(GDRX_CORE_UNIT_SOURCES)
+tests_libgdr_test_core_unit_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_CORE_TEST_SEAM \
+	-I$(top_srcdir)/libgdr/src -I$(top_srcdir)/libgdr/include
+tests_libgdr_test_core_unit_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_core_unit_LDADD    = $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread
+GDRX_THREAD_SUITES += tests/libgdr/test_core_unit
+
+check_PROGRAMS += tests/libgdr/test_fork
+GDRX_SUITES    += tests/libgdr/test_fork
+tests_libgdr_test_fork_SOURCES  = tests/libgdr/test_fork.c
+tests_libgdr_test_fork_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_cuda_load
+GDRX_SUITES    += tests/libgdr/test_cuda_load
+tests_libgdr_test_cuda_load_SOURCES  = tests/libgdr/test_cuda_load.c
+tests_libgdr_test_cuda_load_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_cuda_load_LDADD    = $(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_handles
+GDRX_SUITES    += tests/libgdr/test_handles
+tests_libgdr_test_handles_SOURCES  = tests/libgdr/test_handles.c
+tests_libgdr_test_handles_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_handles_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)

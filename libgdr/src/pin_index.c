@@ -1,0 +1,129 @@
+/*
+ * pin_index.c - a sorted array of live pins' allocation ranges (see
+ * pin_index.h).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Sorted by the start of the range.  CUDA allocations do not overlap, but a
+ * pin's recorded range may outlive its allocation (a free the hooks missed)
+ * and so overlap a newer one; a lookup therefore starts span_max before
+ * the freed range, where span_max is the longest range in the index.
+ * Adding and removing move the tail of the array (pinning makes system
+ * calls anyway); a lookup is a binary search.
+ */
+#include "pin_index.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+struct entry {
+    uint64_t         lo, hi;
+    struct gdrx_pin *pin;
+    uint64_t         id;
+};
+
+static pthread_rwlock_t index_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct entry    *entries;
+static size_t           count, capacity;
+static uint64_t         span_max; /* longest hi - lo; reset when empty */
+
+/* First position whose lo is >= lo. */
+static size_t lower_bound(uint64_t lo)
+{
+    size_t a = 0, b = count;
+
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (entries[m].lo < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t hi)
+{
+    int rc = 0;
+
+    pthread_rwlock_wrlock(&index_lock);
+    if (count == capacity) {
+        size_t cap = capacity ? capacity * 2 : 64;
+        struct entry *e = realloc(entries, cap * sizeof(*e));
+        if (!e) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        entries = e;
+        capacity = cap;
+    }
+    size_t at = lower_bound(lo);
+    for (size_t i = count; i > at; i--)
+        entries[i] = entries[i - 1];
+    entries[at] = (struct entry){ .lo = lo, .hi = hi, .pin = pin, .id = id };
+    count++;
+    if (hi - lo > span_max)
+        span_max = hi - lo;
+out:
+    pthread_rwlock_unlock(&index_lock);
+    return rc;
+}
+
+void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo)
+{
+    pthread_rwlock_wrlock(&index_lock);
+    for (size_t i = lower_bound(lo); i < count && entries[i].lo == lo; i++) {
+        if (entries[i].pin != pin || entries[i].id != id)
+            continue;
+        for (; i + 1 < count; i++)
+            entries[i] = entries[i + 1];
+        if (--count == 0)
+            span_max = 0;
+        break;
+    }
+    pthread_rwlock_unlock(&index_lock);
+}
+
+size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max)
+{
+    size_t found = 0;
+
+    pthread_rwlock_rdlock(&index_lock);
+    /* Only an entry starting at most span_max before lo can reach lo. */
+    size_t i = lower_bound(lo > span_max ? lo - span_max : 0);
+    for (; i < count && entries[i].lo < hi; i++) {
+        if (entries[i].hi <= lo)
+            continue;
+        if (found < max)
+            out[found] = (struct gdrx_pin_ref){ .pin = entries[i].pin, .id = entries[i].id };
+        found++;
+    }
+    pthread_rwlock_unlock(&index_lock);
+    return found;
+}
+
+size_t gdrx_pin_index_size(void)
+{
+    pthread_rwlock_rdlock(&index_lock);
+    size_t n = count;
+    pthread_rwlock_unlock(&index_lock);
+    return n;
+}
+
+void gdrx_pin_index_fork_prepare(void)
+{
+    pthread_rwlock_wrlock(&index_lock);
+}
+
+void gdrx_pin_index_fork_parent(void)
+{
+    pthread_rwlock_unlock(&index_lock);
+}
+
+void gdrx_pin_index_fork_child(void)
+{
+    count = 0;
+    span_max = 0;
+    pthread_rwlock_unlock(&index_lock);
+}

@@ -1,0 +1,163 @@
+/*
+ * test_fork.c - a fork child and its parent's gdrx objects: every call on
+ * them returns -ECHILD (copies included), the parent's mappings are not
+ * inherited, and the parent carries on unaffected.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tcuda.h"
+
+#define KiB 1024u
+
+/* 1 if some line of /proc/self/maps covers addr. */
+static int in_proc_maps(const void *addr)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    unsigned long lo, hi, a = (unsigned long)addr;
+    char line[512];
+    int found = 0;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi)
+            found = 1;
+    fclose(f);
+    return found;
+}
+
+struct parent_state {
+    gdrx_t     g;
+    CUdeviceptr a;
+    gdrx_pin_t mapped, unmapped;
+    void      *cpu;
+};
+
+/* In the child: one bit per check that failed. */
+static int child_checks(const struct parent_state *ps)
+{
+    char buf[8] = { 0 };
+    void *cpu = NULL;
+    gdrx_pin_t pin;
+    struct gdrx_pin_info info;
+    uint64_t v;
+    unsigned char vec;
+    int bad = 0, bit = 0;
+
+#define EXPECT(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
+    EXPECT(gdrx_copy_to_mapping(ps->mapped, ps->cpu, buf, 8) == -ECHILD);
+    EXPECT(gdrx_copy_from_mapping(ps->mapped, buf, ps->cpu, 8) == -ECHILD);
+    EXPECT(gdrx_copy_to_mapping(ps->mapped, ps->cpu, buf, 0) == -ECHILD);
+    EXPECT(gdrx_pin(ps->g, ps->a, 4096, 0, &pin) == -ECHILD);
+    EXPECT(gdrx_map(ps->g, ps->unmapped, &cpu) == -ECHILD && cpu == NULL);
+    EXPECT(gdrx_unmap(ps->g, ps->mapped) == -ECHILD);
+    EXPECT(gdrx_pin_query(ps->g, ps->mapped, &info) == -ECHILD);
+    EXPECT(gdrx_get_attr(ps->g, GDRX_ATTR_PIN_COUNT, &v) == -ECHILD);
+    EXPECT(gdrx_unpin(ps->g, ps->mapped) == -ECHILD);
+    EXPECT(gdrx_unpin(ps->g, ps->unmapped) == -ECHILD);
+    EXPECT(gdrx_close(ps->g) == -ECHILD);
+    /* the parent's mapping is not there at all */
+    uintptr_t page = (uintptr_t)ps->cpu & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+    EXPECT(mincore((void *)page, 1, &vec) != 0 && errno == ENOMEM);
+    EXPECT(in_proc_maps(ps->cpu) == 0);
+    /* still -ECHILD the second time (nothing was released) */
+    EXPECT(gdrx_copy_to_mapping(ps->mapped, ps->cpu, buf, 8) == -ECHILD);
+    EXPECT(gdrx_close(ps->g) == -ECHILD);
+#undef EXPECT
+    return bad;
+}
+
+static void test_child_gets_echild(void)
+{
+    struct parent_state ps;
+    unsigned char buf[64], want[64];
+
+    if (tc_setup(0))
+        return;
+    ps.g = tc_open();
+    ps.a = tc_alloc(64 * KiB);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(ps.g, ps.a, 64 * KiB, 0, &ps.mapped), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(ps.g, ps.a, 4096, 0, &ps.unmapped), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(ps.g, ps.mapped, &ps.cpu), 0);
+    tc_pattern(want, sizeof(want), 7);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(ps.mapped, ps.cpu, want, sizeof(want)), 0);
+    CU_ASSERT_EQUAL(in_proc_maps(ps.cpu), 1);
+
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        int bad = child_checks(&ps);
+        if (bad) /* the mask does not fit an exit status */
+            fprintf(stderr, "child: failed checks, mask %#x\n", (unsigned)bad);
+        _exit(bad != 0);
+    }
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+
+    /* the parent is unaffected */
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(ps.mapped, buf, ps.cpu, sizeof(buf)), 0);
+    CU_ASSERT_EQUAL(memcmp(buf, want, sizeof(buf)), 0);
+    CU_ASSERT(tc_check(ps.a, sizeof(want), 7));
+    void *cpu2;
+    CU_ASSERT_EQUAL(gdrx_map(ps.g, ps.unmapped, &cpu2), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(ps.g, ps.unmapped), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(ps.g, ps.mapped), 0);
+    CU_ASSERT_EQUAL(gdrx_close(ps.g), 0);
+    tc_free(ps.a);
+}
+
+/* A handle that was already dead in the parent stays an invalid handle in
+ * the child (-EINVAL, not -ECHILD); a context the parent closed, -EBADF. */
+static void test_child_dead_handles(void)
+{
+    gdrx_pin_t pin;
+    void *cpu;
+    char c = 0;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open(), closed = tc_open();
+    CUdeviceptr a = tc_alloc(64 * KiB);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a, 4096, 0, &pin), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(gdrx_close(closed), 0);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0)
+        _exit((gdrx_copy_to_mapping(pin, cpu, &c, 1) != -EINVAL) |
+              (gdrx_close(closed) != -EBADF) << 1 | (gdrx_close(g) != -ECHILD) << 2);
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(a);
+}
+
+static const struct gdrx_test_case fork_cases[] = {
+    GDRX_TEST_CASE(test_child_gets_echild),
+    GDRX_TEST_CASE(test_child_dead_handles),
+    GDRX_TEST_END,
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "fork", NULL, NULL, fork_cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    tc_default_backend();
+    tc_load();
+    return gdrx_test_main(argc, argv, suites);
+}
