@@ -358,24 +358,32 @@ static int patch_locked(void *addr, enum hook_kind kind)
     return rc;
 }
 
+static void patch_gpa_result(gpa2_fn gp2, gpa_fn gp1, const struct gpa_entry *g, int ver,
+                             cuuint64_t flags)
+{
+    void *fn = NULL;
+    CUresult r = gp2 ? gp2(g->name, &fn, ver, flags, NULL)
+               : gp1 ? gp1(g->name, &fn, ver, flags) : CUDA_ERROR_NOT_FOUND;
+
+    if (r == CUDA_SUCCESS && fn && patch_locked(fn, ver >= g->since ? g->kind_new : g->kind_old))
+        gdrx_dbg("cannot hook %s at %p", g->name, fn);
+}
+
 /* Patch the addresses cuGetProcAddress gives for our names now (default
  * and per-thread stream), which a runtime may have fetched before us. */
 static void patch_gpa_results(void *lib)
 {
     gpa2_fn gp2 = (gpa2_fn)dlsym(lib, "cuGetProcAddress_v2");
     gpa_fn gp1 = (gpa_fn)dlsym(lib, "cuGetProcAddress");
-    int ver = CUDA_VERSION;
+    /* Runtimes ask with their own version: ours, 12.0 and 11.3 (the
+     * first with cuGetProcAddress) cover the internal variants seen. */
+    static const int versions[] = { CUDA_VERSION, 12000, 11030 };
 
-    for (size_t i = 0; i < N_GPA_NAMES; i++) {
-        for (cuuint64_t flags = 0; flags <= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM; flags++) {
-            void *fn = NULL;
-            CUresult r = gp2 ? gp2(gpa_names[i].name, &fn, ver, flags, NULL)
-                       : gp1 ? gp1(gpa_names[i].name, &fn, ver, flags) : CUDA_ERROR_NOT_FOUND;
-            if (r == CUDA_SUCCESS && fn && !patched_locked(fn) &&
-                patch_locked(fn, gpa_names[i].kind_new) != 0)
-                gdrx_dbg("cannot hook %s at %p", gpa_names[i].name, fn);
-        }
-    }
+    for (size_t i = 0; i < N_GPA_NAMES; i++)
+        for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++)
+            for (cuuint64_t flags = 0; flags <= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+                 flags++)
+                patch_gpa_result(gp2, gp1, &gpa_names[i], versions[v], flags);
 }
 
 static int install_locked(void *lib)
