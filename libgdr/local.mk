@@ -64,7 +64,10 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_strerror.3 \
 	libgdr/man/gdrx_backend_name.3 \
 	libgdr/man/gdrx_mapping_type_name.3 \
-	libgdr/man/gdrx_copy_variant_name.3
+	libgdr/man/gdrx_copy_variant_name.3 \
+	libgdr/man/gdrx_mem_query.3 \
+	libgdr/man/gdrx_mem_events_subscribe.3 \
+	libgdr/man/gdrx_mem_events_unsubscribe.3
 man3_MANS += $(GDRX_LIBGDR_MANS)
 EXTRA_DIST += $(GDRX_LIBGDR_MANS)
 dist_doc_DATA += docs/api.md docs/semantics.md
