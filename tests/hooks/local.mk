@@ -56,3 +56,12 @@ EXTRA_tests_hooks_test_noside_DEPENDENCIES = tests/hooks/libhooks_late.la \
 
 # Multi-threaded (unsubscribe while a callback runs, 8 freeing threads).
 GDRX_THREAD_SUITES += tests/hooks/test_hooks
+
+# The real libucm_cuda of a CUDA-enabled UCX 1.13.1 (a third-party build,
+# found at run time; without it the cases are not registered: not run).
+check_PROGRAMS += tests/hooks/test_ucx_cuda
+GDRX_SUITES    += tests/hooks/test_ucx_cuda
+tests_hooks_test_ucx_cuda_SOURCES = tests/hooks/test_ucx_cuda.c
+tests_hooks_test_ucx_cuda_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr
+tests_hooks_test_ucx_cuda_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
+	$(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)
