@@ -30,7 +30,9 @@ tests_hooks_test_hooks_SOURCES = \
 	tests/hooks/ucx_double.c \
 	tests/hooks/test_coexist.c \
 	libgdr/src/log.c \
-	$(GDRX_HOOKS_SOURCES) \
+	libgdr/src/hooks/insn_reloc.c \
+	libgdr/src/hooks/entry_patch.c \
+	libgdr/src/hooks/proc_maps.c \
 	$(GDRX_GOT_IMPORT_SOURCES)
 tests_hooks_test_hooks_CPPFLAGS = $(HOOKS_TEST_CPPFLAGS)
 tests_hooks_test_hooks_CFLAGS = $(AM_CFLAGS) -pthread

@@ -312,6 +312,32 @@ static void test_entry_patch_foreign_jmp(void)
     CU_ASSERT_EQUAL(hook_calls, 1);
 }
 
+/* The stub passes five integer arguments through untouched (cuMemMap,
+ * cuMemAllocPitch and cuGetProcAddress_v2 have five) and the record in
+ * the sixth. */
+static long hook_five(long a, long b, long c, long d, long e, const struct gdrx_entry_patch *p)
+{
+    hook_calls++;
+    return 2 * ((long (*)(long, long, long, long, long))p->original)(a, b, c, d, e);
+}
+
+static void test_entry_patch_five_args(void)
+{
+    static struct gdrx_entry_patch p;
+    /* lea rax,[rdi+rsi]; add rax,rdx; add rax,rcx; add rax,r8; ret */
+    const uint8_t sum5[] = { 0x48, 0x8D, 0x04, 0x37, 0x48, 0x01, 0xD0, 0x48, 0x01, 0xC8,
+                             0x4C, 0x01, 0xC0, 0xC3 };
+    uint8_t *pg = code_page(sum5, sizeof(sum5), 32);
+    long (*fn)(long, long, long, long, long) = (long (*)(long, long, long, long, long))(void *)(pg + 32);
+
+    CU_ASSERT_EQUAL(fn(1, 20, 300, 4000, 50000), 54321);
+    hook_calls = 0;
+    CU_ASSERT_EQUAL_FATAL(gdrx_entry_patch(pg + 32, (void *)hook_five, 7, &p), 0);
+    CU_ASSERT_EQUAL(p.kind, 7);
+    CU_ASSERT_EQUAL(fn(1, 20, 300, 4000, 50000), 2 * 54321);
+    CU_ASSERT_EQUAL(hook_calls, 1);
+}
+
 const struct gdrx_test_case reloc_cases[] = {
     GDRX_TEST_CASE(test_plain_forms),
     GDRX_TEST_CASE(test_jump_register),
@@ -321,6 +347,7 @@ const struct gdrx_test_case reloc_cases[] = {
     GDRX_TEST_CASE(test_far_branches),
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_entry_patch_runs),
+    GDRX_TEST_CASE(test_entry_patch_five_args),
     GDRX_TEST_CASE(test_entry_patch_straddle),
     GDRX_TEST_CASE(test_entry_patch_foreign_jmp),
     GDRX_TEST_END

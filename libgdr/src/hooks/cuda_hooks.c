@@ -410,8 +410,26 @@ static int install_locked(void *lib)
     return hooked_frees ? 0 : first_err ? first_err : -ENOENT;
 }
 
+/* A fork while another thread patches would leave `lock` held in the
+ * child, whose next cuGetProcAddress would then hang. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void register_atfork(void)
+{
+    (void)pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
 {
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     int rc = 0;
 
     if (!s)
@@ -428,6 +446,7 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
         return -ENOENT;
     }
     sink = s;
+    pthread_once(&atfork_once, register_atfork);
     in_hook = true;
     rc = install_locked(lib);
     in_hook = false;
@@ -442,12 +461,4 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
 int gdrx_cuda_hooks_count(void)
 {
     return __atomic_load_n(&npatches, __ATOMIC_ACQUIRE);
-}
-
-int gdrx_cuda_hooks_patched(const void *addr)
-{
-    pthread_mutex_lock(&lock);
-    bool r = patched_locked(addr);
-    pthread_mutex_unlock(&lock);
-    return r;
 }

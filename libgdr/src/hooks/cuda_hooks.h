@@ -43,7 +43,4 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink);
 /* Number of function entries patched (for tests and diagnostics). */
 int gdrx_cuda_hooks_count(void);
 
-/* Whether addr is an entry this process's hooks patched. */
-int gdrx_cuda_hooks_patched(const void *addr);
-
 #endif /* GDRX_CUDA_HOOKS_H */
