@@ -67,3 +67,4 @@ tests_hooks_test_ucx_cuda_SOURCES = tests/hooks/test_ucx_cuda.c
 tests_hooks_test_ucx_cuda_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr
 tests_hooks_test_ucx_cuda_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+EXTRA_DIST += tests/gpu/hooks_sanity.cu
