@@ -16,6 +16,9 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/fork.c \
 	libgdr/src/free_hook.h \
 	libgdr/src/free_hook.c \
+	libgdr/src/mem_events.h \
+	libgdr/src/mem_events.c \
+	libgdr/src/mem_query.c \
 	libgdr/src/handle_table.h \
 	libgdr/src/handle_table.c \
 	libgdr/src/devctx.h \
@@ -35,8 +38,9 @@ libgdr_libgdrx_la_SOURCES += \
 libgdr_libgdrx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src -I$(top_srcdir)/gdrdrv
 libgdr_libgdrx_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread
 # Only gdrx_* is exported (a process may load NVIDIA's libgdrapi too).
-# -z nodelete: the CUDA free hooks hand out wrappers that live in libgdrx,
-# so it must stay mapped even if a dlopen'ing program unloads it.
+# -z nodelete: once installed, the CUDA hooks patched into libcuda jump
+# into libgdrx, so it must stay mapped even if a dlopen'ing program
+# unloads it.
 libgdr_libgdrx_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(GDRX_LT_VERSION) -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/libgdr/libgdrx.map -Wl,-z,nodelete -pthread
 libgdr_libgdrx_la_LIBADD = $(DL_LIBS)
@@ -64,7 +68,10 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_strerror.3 \
 	libgdr/man/gdrx_backend_name.3 \
 	libgdr/man/gdrx_mapping_type_name.3 \
-	libgdr/man/gdrx_copy_variant_name.3
+	libgdr/man/gdrx_copy_variant_name.3 \
+	libgdr/man/gdrx_mem_query.3 \
+	libgdr/man/gdrx_mem_events_subscribe.3 \
+	libgdr/man/gdrx_mem_events_unsubscribe.3
 man3_MANS += $(GDRX_LIBGDR_MANS)
 EXTRA_DIST += $(GDRX_LIBGDR_MANS)
 dist_doc_DATA += docs/api.md docs/semantics.md

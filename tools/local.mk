@@ -1,6 +1,8 @@
-# tools: gdrx-copylat (the latency benchmark, public API only) and
-# gdrx-info.  Both dlopen libcuda.so.1 and link libgdrx.
+# tools: gdrx-copylat (the latency benchmark, public API only),
+# gdrx-info, and gdrx-hookcost (what the CUDA hooks cost dlsym, dlopen and
+# cuMemFree; not installed).  All dlopen libcuda.so.1 and link libgdrx.
 bin_PROGRAMS += tools/gdrx-copylat tools/gdrx-info
+noinst_PROGRAMS += tools/gdrx-hookcost
 
 # What both tools share: the dlopen'ed CUDA API, host facts, the clock.
 noinst_LTLIBRARIES += tools/libgdrx_tool.la
@@ -23,3 +25,6 @@ tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \
 # copy check's latency on a real GPU (tools/fastpath/lat.c).
 EXTRA_DIST += tools/fastpath/callgrind.sh tools/fastpath/cost.c tools/fastpath/va_shim.c \
 	tools/fastpath/lat.c
+
+tools_gdrx_hookcost_SOURCES = tools/gdrx-hookcost.c
+tools_gdrx_hookcost_LDADD = tools/libgdrx_tool.la $(top_builddir)/libgdr/libgdrx.la $(DL_LIBS)

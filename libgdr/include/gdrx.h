@@ -32,8 +32,11 @@
  * GDRX_LOG_LEVEL (above), GDRX_COPY_VARIANT=<name> (copy routine),
  * GDRX_COPY_TO_VARIANT / GDRX_COPY_FROM_VARIANT (one direction each),
  * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv),
- * GDRX_FREE_HOOKS=0 (install the CUDA free hooks at the first gdrx_open
- * instead of at library load), GDRX_NVRM_TRACE=0 (likewise for the nvrm
+ * GDRX_FREE_HOOKS=0 (never patch libcuda's allocation and free entry
+ * points: stale pins are then found by gdrx_pin_query/gdrx_map only, and
+ * gdrx_mem_events_subscribe fails with -ENOSYS; by default they are
+ * patched at the first gdrx_open or subscription, never at load),
+ * GDRX_NVRM_TRACE=0 (likewise for the nvrm
  * backend's trace of CUDA's RM ioctls), GDRX_NVRM_IPC=1 (let nvrm find
  * memory allocated before libgdrx was loaded through cuIpcGetMemHandle,
  * which makes that allocation dup-able by any process on the node).
@@ -232,7 +235,8 @@ struct gdrx_mem_info {
 /**
  * Describe the CUDA device allocation holding addr.  -ENOENT if addr is not
  * CUDA device memory (host, managed or unknown), -ENODEV if the process has
- * no usable CUDA driver.
+ * no usable CUDA driver (or has not loaded libcuda: it is never loaded for
+ * this), -EINVAL if info is NULL.
  */
 int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info);
 
@@ -241,7 +245,9 @@ typedef enum gdrx_mem_event_type {
     GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... is about to be released */
 } gdrx_mem_event_type_t;
 
-/** One event: [base, base + size) of device memory on device. */
+/** One event: [base, base + size) of device memory on device: the whole
+ *  allocation (cuMemGetAddressRange), or for cuMemMap/cuMemUnmap the range
+ *  mapped or unmapped; size 1 at the pointer if CUDA cannot tell. */
 struct gdrx_mem_event {
     gdrx_mem_event_type_t type;
     uint64_t              base;
@@ -268,8 +274,12 @@ typedef struct gdrx_mem_sub_handle {
  * (GDRX_MEM_EVENT_*), made by any thread through any route CUDA offers
  * (direct calls, dlsym, cuGetProcAddress, the CUDA runtime).  Installs the
  * interception on first use, not before.  -EINVAL for a NULL cb or an empty
- * or unknown mask; -ENOSYS if interception is unavailable on this platform
- * or disabled (GDRX_FREE_HOOKS=0).
+ * or unknown mask, or a NULL sub_out; -ENOSYS if interception is unavailable
+ * on this platform or disabled (GDRX_FREE_HOOKS=0); -ENOSPC if 32
+ * subscriptions exist.  If the process has not loaded libcuda yet this
+ * succeeds, and events start when the interception is installed: at the
+ * next gdrx_open() or subscription (libcuda is never loaded for this).
+ * Calls the cb makes to CUDA allocation/free functions are not reported.
  */
 int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb,
                               void *arg, gdrx_mem_sub_t *sub_out);

@@ -53,6 +53,7 @@ static const struct cuda_sym cuda_syms[] = {
     SYM(PointerGetAttribute,         "cuPointerGetAttribute", 1),
     SYM(PointerSetAttribute,         "cuPointerSetAttribute", 1),
     SYM(MemGetHandleForAddressRange, "cuMemGetHandleForAddressRange", 0),
+    SYM(PointerGetAttributes,        "cuPointerGetAttributes", 0),
 };
 
 static struct gdrx_cuda cuda;
@@ -142,6 +143,16 @@ int gdrx_cuda_get(const struct gdrx_cuda **cu)
     if (rc == 0)
         *cu = &cuda;
     return rc;
+}
+
+int gdrx_cuda_get_if_loaded(const struct gdrx_cuda **cu)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+
+    if (!lib)
+        return -ENODEV;
+    dlclose(lib); /* gdrx_cuda_get keeps its own reference */
+    return gdrx_cuda_get(cu);
 }
 
 int gdrx_cuda_errno(CUresult res)

@@ -26,6 +26,8 @@ struct gdrx_cuda {
     __typeof__(&cuMemGetAddressRange)      MemGetAddressRange;
     __typeof__(&cuPointerGetAttribute)     PointerGetAttribute;
     __typeof__(&cuPointerSetAttribute)     PointerSetAttribute;
+    /* For gdrx_mem_query; NULL if the driver lacks it (then -ENODEV). */
+    __typeof__(&cuPointerGetAttributes)    PointerGetAttributes;
     /* NULL when the driver predates CUDA 11.7 (then no dmabuf backend). */
     __typeof__(&cuMemGetHandleForAddressRange) MemGetHandleForAddressRange;
 };
@@ -38,6 +40,13 @@ struct gdrx_cuda {
  * not support dlclose.
  */
 int gdrx_cuda_get(const struct gdrx_cuda **cu);
+
+/*
+ * gdrx_cuda_get(), but only if the process already has libcuda.so.1
+ * loaded: -ENODEV (nothing loaded) otherwise.  For calls that must not
+ * bring CUDA into a process that has none (gdrx_mem_query).
+ */
+int gdrx_cuda_get_if_loaded(const struct gdrx_cuda **cu);
 
 /* A CUresult as a negative errno. */
 int gdrx_cuda_errno(CUresult res);

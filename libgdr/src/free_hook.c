@@ -1,62 +1,86 @@
 /*
- * free_hook.c - install the CUDA free hooks once and route them to the core.
+ * free_hook.c - install the CUDA memory hooks lazily, once.
  *
  * SPDX-License-Identifier: MIT
+ *
+ * Nothing happens at load: a process that merely loads libgdrx is left
+ * as it was.  Installation waits for a caller that needs events (the
+ * first gdrx_open, the first subscription) and for libcuda to be there.
  */
 #include "free_hook.h"
 
+#include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
 #include "log.h"
+#include "mem_events.h"
 #ifdef GDRX_HAVE_FREE_HOOKS
-#include "hooks/cuda_free_hooks.h"
+#include "hooks/cuda_hooks.h"
 #endif
 
-static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
-static atomic_int hook_active;
+enum hook_state {
+    HOOK_UNDECIDED, /* not tried, or libcuda was not loaded yet */
+    HOOK_ACTIVE,    /* installed */
+    HOOK_DISABLED,  /* GDRX_FREE_HOOKS=0, not built in, or the patch failed */
+};
 
-static void hook_install(void)
-{
-#ifdef GDRX_HAVE_FREE_HOOKS
-    gdrx_free_hooks_set_callback(gdrx_core_memory_freed, NULL);
-    int rc = gdrx_free_hooks_install();
-    if (rc == 0) {
-        atomic_store(&hook_active, 1);
-        return;
-    }
-    gdrx_warn("CUDA free hooks not installed (%d); stale pins are found by "
-              "gdrx_pin_query() only", rc);
-#else
-    gdrx_info("CUDA free hooks not built in; stale pins are found by gdrx_pin_query() only");
-#endif
-}
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+static enum hook_state hook_state = HOOK_UNDECIDED; /* written under hook_lock */
+static int hook_err;                                /* why DISABLED */
 
-void gdrx_free_hook_enable(void)
-{
-    pthread_once(&hook_once, hook_install);
-}
-
-/*
- * Install as soon as libgdrx is loaded, not at the first gdrx_open(): a
- * statically linked CUDA runtime fetches its driver entry points
- * (cuGetProcAddress) at its first call and keeps them, so hooks installed
- * after that never see its frees.  libgdrx's dependencies (libcuda, when
- * the program links it) are loaded before this runs.
- * GDRX_FREE_HOOKS=0 defers installation to the first gdrx_open().
- */
-__attribute__((constructor)) static void free_hook_enable_at_load(void)
+static int disabled_by_env(void)
 {
     const char *v = getenv("GDRX_FREE_HOOKS");
-    if (v && strcmp(v, "0") == 0)
-        return;
-    gdrx_free_hook_enable();
+
+    return v && strcmp(v, "0") == 0;
+}
+
+static int try_install_locked(void)
+{
+#ifdef GDRX_HAVE_FREE_HOOKS
+    if (disabled_by_env())
+        return -ENOSYS;
+    int rc = gdrx_cuda_hooks_install(gdrx_mem_events_dispatch);
+    if (rc == 0)
+        gdrx_info("CUDA memory hooks installed on %d entry points", gdrx_cuda_hooks_count());
+    else if (rc != -ENOENT)
+        gdrx_warn("CUDA memory hooks not installed (%d); stale pins are found by "
+                  "gdrx_pin_query() only", rc);
+    return rc;
+#else
+    return -ENOSYS;
+#endif
+}
+
+int gdrx_free_hook_enable(void)
+{
+    int rc;
+
+    pthread_mutex_lock(&hook_lock);
+    switch (hook_state) {
+    case HOOK_ACTIVE:
+        rc = 0;
+        break;
+    case HOOK_DISABLED:
+        rc = hook_err;
+        break;
+    default:
+        rc = try_install_locked();
+        if (rc == 0) {
+            __atomic_store_n(&hook_state, HOOK_ACTIVE, __ATOMIC_RELEASE);
+        } else if (rc != -ENOENT) {
+            hook_err = rc;
+            __atomic_store_n(&hook_state, HOOK_DISABLED, __ATOMIC_RELEASE);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&hook_lock);
+    return rc;
 }
 
 int gdrx_free_hook_active(void)
 {
-    return atomic_load(&hook_active);
+    return __atomic_load_n(&hook_state, __ATOMIC_ACQUIRE) == HOOK_ACTIVE;
 }

@@ -45,8 +45,8 @@ nvcc -o "$OUT/nvrm_sanity" "$OUT/obj/nvrm_sanity.o" "$OUT/obj/nvrm_sanity_life.o
 # of the ioctl trace must not install itself at load: the probe maps VMM
 # memory before calling nvrm_trace_install(), to take the export route.
 PROBE_SRCS=("$SRC"/libgdr/src/nvrm/*.c "$SRC"/libgdr/src/log.c "$SRC"/libgdr/src/cuda_loader.c
-            "$SRC"/libgdr/src/hooks/got_patch.c "$SRC"/libgdr/src/hooks/got_elf.c
-            "$SRC"/libgdr/src/hooks/dl_caller.c "$G/nvrm_vmm_probe.c")
+            "$SRC"/libgdr/src/hooks/got_import.c "$SRC"/libgdr/src/hooks/got_elf.c
+            "$SRC"/libgdr/src/hooks/proc_maps.c "$G/nvrm_vmm_probe.c")
 mkdir -p "$OUT/obj/probe"
 for f in "${PROBE_SRCS[@]}"; do
     $CC $CFLAGS -DNVRM_TRACE_NO_LOAD_HOOK -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
@@ -63,5 +63,14 @@ T="$SRC/tools"
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -I"$CUDA/include" \
     "$T/gdrx-copylat.c" "$T/copylat_opts.c" "$T/copylat_measure.c" "$T/tool_cuda.c" \
     "$T/tool_sys.c" -o "$OUT/gdrx-copylat" -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
-echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order" \
-     "and $OUT/gdrx-copylat"
+# The CUDA memory events with the runtime initialised first, static and shared.
+for rt in static shared; do
+    nvcc -O2 -cudart $rt -I"$SRC/libgdr/include" "$G/hooks_sanity.cu" -o "$OUT/hooks_sanity_$rt" \
+        -L"$OUT" -lgdrx -L"$CUDA/lib64/stubs" -lcuda -ldl -Xlinker -rpath="$OUT"
+done
+# What the CUDA hooks cost dlsym, dlopen and cuMemFree (tools/gdrx-hookcost.c).
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -I"$CUDA/include" \
+    "$T/gdrx-hookcost.c" "$T/tool_cuda.c" "$T/tool_sys.c" -o "$OUT/gdrx-hookcost" \
+    -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
+echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
+     "$OUT/gdrx-copylat, $OUT/gdrx-hookcost and $OUT/hooks_sanity_{static,shared}"

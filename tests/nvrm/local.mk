@@ -59,9 +59,9 @@ tests_nvrm_test_nvrm_unit_SOURCES = \
 	$(GDRX_NVRM_SOURCES) \
 	libgdr/src/log.c \
 	libgdr/src/cuda_loader.c \
-	libgdr/src/hooks/got_patch.c \
-	libgdr/src/hooks/got_elf.c \
-	libgdr/src/hooks/dl_caller.c
+	libgdr/src/hooks/proc_maps.c \
+	libgdr/src/hooks/got_import.c \
+	libgdr/src/hooks/got_elf.c
 # Its copy of the trace waits to be asked (no constructor install): the
 # libgdrx it links installs its own at load.
 tests_nvrm_test_nvrm_unit_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src \

@@ -7,6 +7,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/simcu.h \
 	tests/sim/sim_internal.h \
 	tests/sim/sim_legacy.h \
+	tests/sim/sim_entry.h \
 	tests/sim/sim_backing.h \
 	tests/sim/sim_backing.c \
 	tests/sim/sim_backing_memfd.c \

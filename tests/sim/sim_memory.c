@@ -10,6 +10,7 @@
  * object (obj->bk.cpu) is accessible, and only the copy code uses it.
  */
 #include "sim_internal.h"
+#include "sim_entry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -353,25 +354,30 @@ static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
     return sim_mem_free(dptr);
 }
 
-CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+/* The entry points hooks patch: see sim_entry.h. */
+SIM_IMPL CUresult impl_mem_alloc(CUdeviceptr *dptr, size_t bytesize)
 {
     return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL);
 }
+SIM_ENTRY(cuMemAlloc_v2, impl_mem_alloc);
 
-CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+SIM_IMPL CUresult impl_mem_alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream);
 }
+SIM_ENTRY(cuMemAllocAsync, impl_mem_alloc_async);
 
-CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+SIM_IMPL CUresult impl_mem_free(CUdeviceptr dptr)
 {
     return mem_free_entry("cuMemFree", dptr, NULL);
 }
+SIM_ENTRY(cuMemFree_v2, impl_mem_free);
 
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+SIM_IMPL CUresult impl_mem_free_async(CUdeviceptr dptr, CUstream hStream)
 {
     return mem_free_entry("cuMemFreeAsync", dptr, hStream);
 }
+SIM_ENTRY(cuMemFreeAsync, impl_mem_free_async);
 
 /* Async work completes before the call that queued it returns. */
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)

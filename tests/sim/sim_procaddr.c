@@ -7,11 +7,28 @@
  * newest one introduced at or before it (cuMemAlloc asked for with 3020 or
  * later is cuMemAlloc_v2).  Versions the sim lacks (the 32-bit-pointer
  * cuMemAlloc of CUDA 2.x, ...) answer VERSION_NOT_SUFFICIENT.
+ *
+ * Like the real driver, a few names resolve to internal functions that are
+ * not exported: cuMemFreeAsync with the per-thread-stream flag, and for a
+ * cudaVersion below 12000 (hooks must patch what they are handed).
  */
 #include "sim_internal.h"
 #include "sim_legacy.h"
+#include "sim_entry.h"
 
 #include <string.h>
+
+/* Internal variants: forward to the export (so a hook on either sees the
+ * free), with plain prologues (sim_entry.h). */
+CUresult sim_ptds_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
+CUresult sim_v11_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
+
+SIM_IMPL CUresult impl_free_async_variant(CUdeviceptr dptr, CUstream s)
+{
+    return cuMemFreeAsync(dptr, s);
+}
+SIM_ENTRY(sim_ptds_cuMemFreeAsync, impl_free_async_variant);
+SIM_ENTRY(sim_v11_cuMemFreeAsync, impl_free_async_variant);
 
 struct proc_entry {
     const char *symbol;
@@ -89,19 +106,26 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64
         }
         st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     }
+    if (*pfn == (void *)cuMemFreeAsync) {
+        if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+            *pfn = (void *)sim_ptds_cuMemFreeAsync;
+        else if (cudaVersion < 12000)
+            *pfn = (void *)sim_v11_cuMemFreeAsync;
+    }
     if (status)
         *status = st;
     return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                                     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+SIM_IMPL CUresult impl_get_proc_v2(const char *symbol, void **pfn, int cudaVersion,
+                                   cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
     return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
+SIM_ENTRY(cuGetProcAddress_v2, impl_get_proc_v2);
 
-CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                  cuuint64_t flags)
+SIM_IMPL CUresult impl_get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     return lookup(symbol, pfn, cudaVersion, flags, NULL);
 }
+SIM_ENTRY(cuGetProcAddress, impl_get_proc);

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "got_elf.h"
+#include "proc_maps.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -137,52 +138,6 @@ int gdrx_got_elf_walk(const struct dl_phdr_info *info, gdrx_got_visit_fn fn, voi
 #endif
 }
 
-/* The protection /proc/self/maps reports for the page holding addr, or
- * -errno.  Used only for read-only-looking pages, so cost is rare. */
-static int maps_prot(uintptr_t addr)
-{
-    char buf[4096];
-    size_t have = 0;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    int prot = -ENOENT;
-
-    if (fd < 0)
-        return -errno;
-    for (;;) {
-        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
-        char *line = buf, *nl;
-
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        have += (size_t)got;
-        buf[have] = '\0';
-        while ((nl = strchr(line, '\n'))) {
-            char *p;
-            uintptr_t lo = strtoumax(line, &p, 16), hi = 0;
-
-            if (*p == '-')
-                hi = strtoumax(p + 1, &p, 16);
-            if (addr >= lo && addr < hi && p[0] == ' ') {
-                prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0) |
-                       (p[3] == 'x' ? PROT_EXEC : 0);
-                goto out;
-            }
-            line = nl + 1;
-        }
-        /* Keep the partial last line; a line longer than the buffer
-         * (a huge path) is dropped, its range was parsed already. */
-        have -= (size_t)(line - buf);
-        if (have >= sizeof(buf) - 1)
-            have = 0;
-        memmove(buf, line, have);
-    }
-out:
-    close(fd);
-    return prot;
-}
-
 /* The page is read-only when the object's RELRO segment covers it (the
  * loader protects whole pages inside it) or its PT_LOAD is not writable;
  * /proc/self/maps then confirms, because an object still being relocated
@@ -215,7 +170,7 @@ int gdrx_got_elf_write(const struct dl_phdr_info *info, void **slot, void *value
     if (a % sizeof(void *))
         return -EINVAL;
     if (maybe_readonly(info, a, page)) {
-        prot = maps_prot(a);
+        prot = gdrx_maps_prot(a);
         if (prot < 0)
             return prot;
     }
@@ -227,46 +182,4 @@ int gdrx_got_elf_write(const struct dl_phdr_info *info, void **slot, void *value
     if (!(prot & PROT_WRITE) && mprotect(pg, page, prot) != 0)
         return -errno;
     return 0;
-}
-
-struct plausible_ctx {
-    const void *value;
-    bool        found;
-};
-
-static int plausible_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    struct plausible_ctx *c = arg;
-
-    (void)size;
-    if (gdrx_got_elf_contains(info, c->value)) {
-        c->found = true;
-        return 1;
-    }
-    return 0;
-}
-
-bool gdrx_got_elf_plausible(const void *value)
-{
-    struct plausible_ctx c = { value, false };
-
-    /* dl_iterate_phdr's lock is recursive, so this may nest in a walk. */
-    dl_iterate_phdr(plausible_cb, &c);
-    return c.found;
-}
-
-bool gdrx_got_elf_in_base_ns(const struct dl_phdr_info *info)
-{
-    const ElfW(Dyn) *dyn = NULL;
-
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    /* _r_debug.r_map lists the base namespace only; an object is the same
-     * as a list entry when their dynamic sections coincide.  The list is
-     * stable while dl_iterate_phdr holds the loader's list lock. */
-    for (const struct link_map *lm = _r_debug.r_map; lm; lm = lm->l_next)
-        if (dyn ? lm->l_ld == dyn : lm->l_addr == info->dlpi_addr)
-            return true;
-    return false;
 }

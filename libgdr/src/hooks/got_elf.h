@@ -1,5 +1,5 @@
 /*
- * got_elf.h - internal to got_patch.c: walk one loaded object's GOT
+ * got_elf.h - internal to got_import.c: walk one loaded object's GOT
  * relocations and rewrite a slot safely.
  *
  * SPDX-License-Identifier: MIT
@@ -31,13 +31,5 @@ int gdrx_got_elf_write(const struct dl_phdr_info *info, void **slot, void *value
 
 /* Whether addr lies in one of the object's PT_LOAD segments. */
 bool gdrx_got_elf_contains(const struct dl_phdr_info *info, const void *addr);
-
-/* Whether a relocated pointer value (a GOT entry) points into any loaded
- * object: an entry still holding its link-time value (object mid-load in
- * another thread) does not, and must not be touched. */
-bool gdrx_got_elf_plausible(const void *value);
-
-/* Whether the object belongs to the base link-map namespace (not dlmopen). */
-bool gdrx_got_elf_in_base_ns(const struct dl_phdr_info *info);
 
 #endif /* GDRX_GOT_ELF_H */

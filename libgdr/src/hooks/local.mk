@@ -1,16 +1,23 @@
-# libgdr/src/hooks: learn of every CUDA free before the memory can be reused
-# (GOT patching of cuMemFree*, cudaFree*, dlsym, dlopen, cuGetProcAddress).
+# libgdr/src/hooks: see every CUDA allocation and free by patching the
+# entry of libcuda's own functions (installed lazily, never at load), and
+# patch one named import of one object (the nvrm backend's ioctl trace).
 # docs/free-interception.md explains the design and its limits.
 GDRX_HOOKS_SOURCES = \
-	libgdr/src/hooks/got_patch.h \
-	libgdr/src/hooks/got_patch.c \
+	libgdr/src/hooks/insn_reloc.h \
+	libgdr/src/hooks/insn_reloc.c \
+	libgdr/src/hooks/entry_patch.h \
+	libgdr/src/hooks/entry_patch.c \
+	libgdr/src/hooks/proc_maps.h \
+	libgdr/src/hooks/proc_maps.c \
+	libgdr/src/hooks/cuda_hooks.h \
+	libgdr/src/hooks/cuda_hooks.c
+# The GOT import patcher, for the nvrm backend alone.
+GDRX_GOT_IMPORT_SOURCES = \
 	libgdr/src/hooks/got_elf.h \
 	libgdr/src/hooks/got_elf.c \
-	libgdr/src/hooks/dl_caller.h \
-	libgdr/src/hooks/dl_caller.c \
-	libgdr/src/hooks/cuda_free_hooks.h \
-	libgdr/src/hooks/cuda_free_hooks.c
-libgdr_libgdrx_la_SOURCES += $(GDRX_HOOKS_SOURCES)
+	libgdr/src/hooks/got_import.h \
+	libgdr/src/hooks/got_import.c
+libgdr_libgdrx_la_SOURCES += $(GDRX_HOOKS_SOURCES) $(GDRX_GOT_IMPORT_SOURCES)
 libgdr_libgdrx_la_CPPFLAGS += -I$(top_srcdir)/libgdr/src/hooks -DGDRX_HAVE_FREE_HOOKS=1
 EXTRA_DIST += docs/free-interception.md
 

@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "hooks/got_patch.h"
+#include "hooks/got_import.h"
 #include "log.h"
 
 struct va_record {
@@ -258,29 +258,20 @@ static int trace_ioctl(int fd, unsigned long req, ...)
     return rc;
 }
 
-static const struct gdrx_got_hook ioctl_hook = {
-    .symbol = "ioctl",
-    .replacement = (void *)trace_ioctl,
-    .original = &real_ioctl_ptr,
-    .only_in = "libcuda.so",
-    .not_in = NULL,
-};
-
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int registered;                     /* under install_lock */
 static enum nvrm_trace_since since = NVRM_TRACE_OFF; /* under install_lock */
 
-/* Register the hook with the GOT patcher: libcuda's import is patched now
- * if libcuda is loaded, else when a hooked dlopen brings it in.  A failed
- * mprotect on some object still leaves the hook registered. */
+/* Patch libcuda's ioctl import (only libcuda's, only once it is loaded);
+ * the previous slot value is what trace_ioctl calls. */
 static int register_locked(void)
 {
     if (registered)
         return 0;
-    int rc = gdrx_got_patch(&ioctl_hook, 1);
-    if (rc == 0 || gdrx_got_count("ioctl") > 0)
+    int rc = gdrx_got_patch_import("libcuda.so", "ioctl", (void *)trace_ioctl, &real_ioctl_ptr);
+    if (rc == 0 || rc == -EEXIST)
         registered = 1;
-    return rc;
+    return rc == -EEXIST ? 0 : rc;
 }
 
 int nvrm_trace_install(void)
@@ -290,26 +281,10 @@ int nvrm_trace_install(void)
     pthread_mutex_lock(&install_lock);
     if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE)) {
         rc = register_locked();
-        long n = registered ? gdrx_got_count("ioctl") : 0;
-        if (registered && n <= 0) {
-            /* libcuda came by a route the dlopen hook does not see
-             * (libgdrx's own dlopen at gdrx_open, dlmopen, a dlopen
-             * pointer fetched earlier): patch it now. */
-            rc = gdrx_got_rescan();
-            n = gdrx_got_count("ioctl");
-            if (n > 0) {
-                since = NVRM_TRACE_SINCE_OPEN;
-                gdrx_info("nvrm: libcuda was loaded by a route the dlopen hook does not see; "
-                          "its memory is traced from this gdrx_open on");
-            }
-        }
-        if (n > 0) {
-            rc = 0;
+        if (registered) {
             if (since == NVRM_TRACE_OFF)
                 since = NVRM_TRACE_SINCE_OPEN; /* deferred (GDRX_NVRM_TRACE=0) */
             __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
-        } else if (rc == 0) {
-            rc = -ENOENT;
         }
     }
     pthread_mutex_unlock(&install_lock);

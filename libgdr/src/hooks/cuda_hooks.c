@@ -1,0 +1,464 @@
+/*
+ * cuda_hooks.c - the hooks on libcuda's allocation and free entry points,
+ * and which addresses get them.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * A hook is entered through entry_patch's stub with the caller's arguments
+ * and the patch record as its 6th argument (r9); it calls the record's
+ * original, so the same hook serves every address patched for one ABI
+ * (the export, and other addresses cuGetProcAddress hands out).
+ */
+#include "cuda_hooks.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "entry_patch.h"
+#include "log.h"
+
+/* One kind per ABI of the hooked functions. */
+enum hook_kind {
+    K_FREE32, K_FREE, K_FREE_ASYNC, K_UNMAP,
+    K_ALLOC32, K_ALLOC, K_PITCH32, K_PITCH, K_ALLOC_ASYNC, K_ALLOC_POOL, K_MAP,
+    K_GPA, K_GPA2,
+    K_COUNT
+};
+
+typedef uintptr_t U; /* argument slots a hook does not use */
+typedef const struct gdrx_entry_patch *REC;
+
+/* The ABIs, spelled without cuda.h's version macros (which rename
+ * cuMemAlloc to cuMemAlloc_v2 and so on). */
+typedef CUresult (*free32_fn)(unsigned int);
+typedef CUresult (*free_fn)(CUdeviceptr);
+typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
+typedef CUresult (*alloc32_fn)(unsigned int *, unsigned int);
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*pitch32_fn)(unsigned int *, unsigned int *, unsigned int, unsigned int,
+                               unsigned int);
+typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                           unsigned long long);
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+typedef CUresult (*range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+typedef CUresult (*attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
+
+/* libcuda's exports we patch, with their kinds. */
+static const struct export_entry {
+    const char    *name;
+    enum hook_kind kind;
+} exports[] = {
+    { "cuMemFree", K_FREE32 }, { "cuMemFree_v2", K_FREE },
+    { "cuMemFreeAsync", K_FREE_ASYNC }, { "cuMemFreeAsync_ptsz", K_FREE_ASYNC },
+    { "cuMemUnmap", K_UNMAP },
+    { "cuMemAlloc", K_ALLOC32 }, { "cuMemAlloc_v2", K_ALLOC },
+    { "cuMemAllocPitch", K_PITCH32 }, { "cuMemAllocPitch_v2", K_PITCH },
+    { "cuMemAllocAsync", K_ALLOC_ASYNC }, { "cuMemAllocAsync_ptsz", K_ALLOC_ASYNC },
+    { "cuMemAllocFromPoolAsync", K_ALLOC_POOL }, { "cuMemAllocFromPoolAsync_ptsz", K_ALLOC_POOL },
+    { "cuMemMap", K_MAP },
+    /* Last: installation queries cuGetProcAddress before patching it. */
+    { "cuGetProcAddress", K_GPA }, { "cuGetProcAddress_v2", K_GPA2 },
+};
+#define N_EXPORTS (sizeof(exports) / sizeof(exports[0]))
+
+/* cuGetProcAddress names: the kind of the result at cudaVersion >= since,
+ * and below it. */
+static const struct gpa_entry {
+    const char    *name;
+    int            since;
+    enum hook_kind kind_new, kind_old;
+} gpa_names[] = {
+    { "cuMemFree", 3020, K_FREE, K_FREE32 },
+    { "cuMemFreeAsync", 0, K_FREE_ASYNC, K_FREE_ASYNC },
+    { "cuMemUnmap", 0, K_UNMAP, K_UNMAP },
+    { "cuMemAlloc", 3020, K_ALLOC, K_ALLOC32 },
+    { "cuMemAllocPitch", 3020, K_PITCH, K_PITCH32 },
+    { "cuMemAllocAsync", 0, K_ALLOC_ASYNC, K_ALLOC_ASYNC },
+    { "cuMemAllocFromPoolAsync", 0, K_ALLOC_POOL, K_ALLOC_POOL },
+    { "cuMemMap", 0, K_MAP, K_MAP },
+    { "cuGetProcAddress", 12000, K_GPA2, K_GPA },
+};
+#define N_GPA_NAMES (sizeof(gpa_names) / sizeof(gpa_names[0]))
+
+#define MAX_PATCHES 64
+
+enum install_state { HOOKS_NONE, HOOKS_INSTALLED };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static enum install_state state = HOOKS_NONE;           /* under lock */
+static struct gdrx_entry_patch patches[MAX_PATCHES];    /* [0, npatches) under lock */
+static int npatches;                                    /* written under lock */
+static gdrx_cuda_hooks_sink_fn sink;                    /* set once, before any patch */
+static range_fn real_range;
+static attr_fn real_attr;
+
+/* Set while this thread runs a hook's report or original, so that nested
+ * CUDA calls (libcuda's own, a sink's) pass straight through; and while it
+ * patches, so cuGetProcAddress calls made meanwhile do not re-enter. */
+static _Thread_local bool in_hook;
+
+/* ------------------------------------------------------------ reporting */
+
+static int device_of(CUdeviceptr p)
+{
+    int dev = -1;
+
+    if (!real_attr || real_attr(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS)
+        return -1;
+    return dev;
+}
+
+/* size 0: the allocation holding ptr. */
+static void report(gdrx_mem_event_type_t type, CUdeviceptr ptr, size_t size)
+{
+    struct gdrx_mem_event ev = { .type = type, .base = ptr, .size = size };
+    CUdeviceptr base = 0;
+    size_t len = 0;
+
+    if (!ptr)
+        return;
+    if (!size) {
+        if (real_range && real_range(&base, &len, ptr) == CUDA_SUCCESS && len) {
+            ev.base = base;
+            ev.size = len;
+        } else {
+            ev.size = 1; /* unknown: whatever contains the pointer */
+        }
+    }
+    ev.device = device_of(ptr);
+    sink(&ev);
+}
+
+/* Whether this call is the outermost hooked one on its thread. */
+static bool enter(void)
+{
+    if (in_hook)
+        return false;
+    in_hook = true;
+    return true;
+}
+
+static void leave(bool outer)
+{
+    if (outer)
+        in_hook = false;
+}
+
+/* --------------------------------------------------------------- frees */
+
+/* a2: the size (cuMemUnmap) or the stream (cuMemFreeAsync). */
+static CUresult free_common(CUdeviceptr p, U a2, REC pt)
+{
+    bool outer = enter();
+    CUresult r;
+
+    if (outer)
+        report(GDRX_MEM_EVENT_FREE, p, pt->kind == K_UNMAP ? (a2 ? a2 : 1) : 0);
+    switch (pt->kind) {
+    case K_FREE32: r = ((free32_fn)pt->original)((unsigned int)p); break;
+    case K_FREE:   r = ((free_fn)pt->original)(p); break;
+    case K_UNMAP:  r = ((unmap_fn)pt->original)(p, a2); break;
+    default:       r = ((free_async_fn)pt->original)(p, (CUstream)a2); break;
+    }
+    leave(outer);
+    return r;
+}
+
+static CUresult h_free32(unsigned int p, U a2, U a3, U a4, U a5, REC pt)
+{
+    (void)a2; (void)a3; (void)a4; (void)a5;
+    return free_common(p, 0, pt);
+}
+
+static CUresult h_free(CUdeviceptr p, U a2, U a3, U a4, U a5, REC pt)
+{
+    (void)a2; (void)a3; (void)a4; (void)a5;
+    return free_common(p, 0, pt);
+}
+
+/* Stream-ordered frees are reported when enqueued: earlier than needed,
+ * never later. */
+static CUresult h_free_async(CUdeviceptr p, CUstream s, U a3, U a4, U a5, REC pt)
+{
+    (void)a3; (void)a4; (void)a5;
+    return free_common(p, (U)s, pt);
+}
+
+static CUresult h_unmap(CUdeviceptr p, size_t size, U a3, U a4, U a5, REC pt)
+{
+    (void)a3; (void)a4; (void)a5;
+    return free_common(p, size, pt);
+}
+
+/* --------------------------------------------------------- allocations */
+
+static void alloc_done(CUresult r, bool outer, CUdeviceptr p, size_t size)
+{
+    if (outer && r == CUDA_SUCCESS)
+        report(GDRX_MEM_EVENT_ALLOC, p, size);
+    leave(outer);
+}
+
+static CUresult h_alloc32(unsigned int *p, unsigned int size, U a3, U a4, U a5, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((alloc32_fn)pt->original)(p, size);
+
+    (void)a3; (void)a4; (void)a5;
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_alloc(CUdeviceptr *p, size_t size, U a3, U a4, U a5, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((alloc_fn)pt->original)(p, size);
+
+    (void)a3; (void)a4; (void)a5;
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_pitch32(unsigned int *p, unsigned int *pitch, unsigned int w, unsigned int h,
+                          unsigned int elem, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((pitch32_fn)pt->original)(p, pitch, w, h, elem);
+
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_pitch(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int elem,
+                        REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((pitch_fn)pt->original)(p, pitch, w, h, elem);
+
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_alloc_async(CUdeviceptr *p, size_t size, CUstream s, U a4, U a5, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((alloc_async_fn)pt->original)(p, size, s);
+
+    (void)a4; (void)a5;
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_alloc_pool(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream s, U a5,
+                             REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((alloc_pool_fn)pt->original)(p, size, pool, s);
+
+    (void)a5;
+    alloc_done(r, outer, p ? *p : 0, 0);
+    return r;
+}
+
+static CUresult h_map(CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle hd,
+                      unsigned long long flags, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((map_fn)pt->original)(p, size, off, hd, flags);
+
+    alloc_done(r, outer, p, size ? size : 1);
+    return r;
+}
+
+/* ---------------------------------------------------- cuGetProcAddress */
+
+static int patch_locked(void *addr, enum hook_kind kind);
+
+/* Patch what cuGetProcAddress returned for a hooked name, if new. */
+static void adopt(const char *sym, int version, void *fn)
+{
+    if (!sym || !fn || in_hook)
+        return;
+    for (size_t i = 0; i < N_GPA_NAMES; i++) {
+        const struct gpa_entry *g = &gpa_names[i];
+        if (strcmp(sym, g->name) != 0)
+            continue;
+        enum hook_kind kind = version >= g->since ? g->kind_new : g->kind_old;
+        pthread_mutex_lock(&lock);
+        in_hook = true;
+        int rc = patch_locked(fn, kind);
+        in_hook = false;
+        pthread_mutex_unlock(&lock);
+        if (rc)
+            gdrx_warn("cannot hook %s at %p from cuGetProcAddress (%d): its frees are not seen",
+                      sym, fn, rc);
+        return;
+    }
+}
+
+static CUresult h_gpa(const char *sym, void **pfn, int ver, cuuint64_t flags, U a5, REC pt)
+{
+    CUresult r = ((gpa_fn)pt->original)(sym, pfn, ver, flags);
+
+    (void)a5;
+    if (r == CUDA_SUCCESS && pfn)
+        adopt(sym, ver, *pfn);
+    return r;
+}
+
+static CUresult h_gpa2(const char *sym, void **pfn, int ver, cuuint64_t flags,
+                       CUdriverProcAddressQueryResult *st, REC pt)
+{
+    CUresult r = ((gpa2_fn)pt->original)(sym, pfn, ver, flags, st);
+
+    if (r == CUDA_SUCCESS && pfn)
+        adopt(sym, ver, *pfn);
+    return r;
+}
+
+static void *const hook_fn[K_COUNT] = {
+    [K_FREE32] = (void *)h_free32, [K_FREE] = (void *)h_free,
+    [K_FREE_ASYNC] = (void *)h_free_async, [K_UNMAP] = (void *)h_unmap,
+    [K_ALLOC32] = (void *)h_alloc32, [K_ALLOC] = (void *)h_alloc,
+    [K_PITCH32] = (void *)h_pitch32, [K_PITCH] = (void *)h_pitch,
+    [K_ALLOC_ASYNC] = (void *)h_alloc_async, [K_ALLOC_POOL] = (void *)h_alloc_pool,
+    [K_MAP] = (void *)h_map, [K_GPA] = (void *)h_gpa, [K_GPA2] = (void *)h_gpa2,
+};
+
+/* -------------------------------------------------------- installation */
+
+static bool patched_locked(const void *addr)
+{
+    for (int i = 0; i < npatches; i++)
+        if (patches[i].target == addr)
+            return true;
+    return false;
+}
+
+static int patch_locked(void *addr, enum hook_kind kind)
+{
+    if (patched_locked(addr))
+        return 0;
+    if (npatches == MAX_PATCHES)
+        return -ENOSPC;
+    int rc = gdrx_entry_patch(addr, hook_fn[kind], (int)kind, &patches[npatches]);
+    if (rc == 0)
+        __atomic_store_n(&npatches, npatches + 1, __ATOMIC_RELEASE);
+    return rc;
+}
+
+static void patch_gpa_result(gpa2_fn gp2, gpa_fn gp1, const struct gpa_entry *g, int ver,
+                             cuuint64_t flags)
+{
+    void *fn = NULL;
+    CUresult r = gp2 ? gp2(g->name, &fn, ver, flags, NULL)
+               : gp1 ? gp1(g->name, &fn, ver, flags) : CUDA_ERROR_NOT_FOUND;
+
+    if (r == CUDA_SUCCESS && fn && patch_locked(fn, ver >= g->since ? g->kind_new : g->kind_old))
+        gdrx_dbg("cannot hook %s at %p", g->name, fn);
+}
+
+/* Patch the addresses cuGetProcAddress gives for our names now (default
+ * and per-thread stream), which a runtime may have fetched before us. */
+static void patch_gpa_results(void *lib)
+{
+    gpa2_fn gp2 = (gpa2_fn)dlsym(lib, "cuGetProcAddress_v2");
+    gpa_fn gp1 = (gpa_fn)dlsym(lib, "cuGetProcAddress");
+    /* Runtimes ask with their own version: ours, 12.0 and 11.3 (the
+     * first with cuGetProcAddress) cover the internal variants seen. */
+    static const int versions[] = { CUDA_VERSION, 12000, 11030 };
+
+    for (size_t i = 0; i < N_GPA_NAMES; i++)
+        for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++)
+            for (cuuint64_t flags = 0; flags <= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+                 flags++)
+                patch_gpa_result(gp2, gp1, &gpa_names[i], versions[v], flags);
+}
+
+static int install_locked(void *lib)
+{
+    int hooked_frees = 0, first_err = 0;
+
+    real_range = (range_fn)dlsym(lib, "cuMemGetAddressRange_v2");
+    real_attr = (attr_fn)dlsym(lib, "cuPointerGetAttribute");
+    for (size_t i = 0; i < N_EXPORTS; i++) {
+        if (exports[i].kind == K_GPA)
+            patch_gpa_results(lib);
+        void *fn = dlsym(lib, exports[i].name);
+        if (!fn)
+            continue;
+        int rc = patch_locked(fn, exports[i].kind);
+        if (rc == 0) {
+            hooked_frees += exports[i].kind <= K_UNMAP;
+            continue;
+        }
+        gdrx_warn("cannot hook %s (%d): its callers' events are not seen", exports[i].name, rc);
+        if (!first_err)
+            first_err = rc;
+    }
+    return hooked_frees ? 0 : first_err ? first_err : -ENOENT;
+}
+
+/* A fork while another thread patches would leave `lock` held in the
+ * child, whose next cuGetProcAddress would then hang. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void register_atfork(void)
+{
+    (void)pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
+{
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    int rc = 0;
+
+    if (!s)
+        return -EINVAL;
+    pthread_mutex_lock(&lock);
+    if (state == HOOKS_INSTALLED) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    /* Never load libcuda: if it is not there, nobody can call it. */
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib) {
+        pthread_mutex_unlock(&lock);
+        return -ENOENT;
+    }
+    sink = s;
+    pthread_once(&atfork_once, register_atfork);
+    in_hook = true;
+    rc = install_locked(lib);
+    in_hook = false;
+    if (npatches > 0)
+        state = HOOKS_INSTALLED; /* the reference on lib is kept: patched code stays */
+    else
+        dlclose(lib);
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+int gdrx_cuda_hooks_count(void)
+{
+    return __atomic_load_n(&npatches, __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,46 @@
+/*
+ * cuda_hooks.h - see every CUDA device allocation and free, from every
+ * caller, by patching the entry of libcuda's own functions.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Patched (those libcuda has): cuMemFree(_v2), cuMemFreeAsync(_ptsz),
+ * cuMemUnmap, cuMemAlloc(_v2), cuMemAllocPitch(_v2), cuMemAllocAsync(_ptsz),
+ * cuMemAllocFromPoolAsync(_ptsz), cuMemMap, and cuGetProcAddress(_v2),
+ * whose results for those names are patched too when they are other
+ * addresses than the exports.  One patch reaches every caller: direct
+ * calls, dlsym, cuGetProcAddress, the CUDA runtime (shared or static), and
+ * pointers fetched before installation.  See docs/free-interception.md.
+ */
+#ifndef GDRX_CUDA_HOOKS_H
+#define GDRX_CUDA_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrx.h"
+
+/*
+ * Told of each event in the calling thread: ALLOC after the allocation
+ * succeeded, FREE before the memory is released, with [base, base + size)
+ * from cuMemGetAddressRange_v2 (cuMemMap/cuMemUnmap: the range mapped or
+ * unmapped; (ptr, 1) if the range cannot be found) and the device ordinal
+ * (-1 if unknown).  Events of calls made while a sink runs on the same
+ * thread are not reported.
+ */
+typedef void (*gdrx_cuda_hooks_sink_fn)(const struct gdrx_mem_event *ev);
+
+/*
+ * Patch libcuda, if the process has it loaded (never loads it).  The sink
+ * is set once, by the first call.  Idempotent and thread-safe; hooks stay
+ * for the life of the process (so the library holding them must never be
+ * unloaded: -z nodelete).  Returns 0 when at least one free function is
+ * hooked (the others are logged), -ENOENT when libcuda is not loaded,
+ * -ENOTSUP/-ENOMEM/-errno when no free function could be patched.
+ */
+int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink);
+
+/* Number of function entries patched (for tests and diagnostics). */
+int gdrx_cuda_hooks_count(void);
+
+#endif /* GDRX_CUDA_HOOKS_H */

@@ -1,0 +1,124 @@
+/*
+ * mem_events.c - gdrx_mem_events_subscribe/unsubscribe and the dispatch
+ * of each event to the subscribers.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * A fixed table of subscriptions.  Dispatch takes no lock: it announces
+ * itself in the slot's `active` count, then checks the slot still holds
+ * the subscription it saw; unsubscribe withdraws the id first, then waits
+ * for `active` to drain, so once it returns no call of that callback is
+ * running or can start.  Subscribe and unsubscribe serialise on a mutex
+ * that dispatch never takes.
+ */
+#include "mem_events.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "core.h"
+#include "export.h"
+#include "free_hook.h"
+
+#define MAX_SUBS 32
+#define SLOT_BITS 8 /* an id is (generation << SLOT_BITS) | slot */
+
+struct sub_slot {
+    _Atomic uint64_t    live_id;  /* 0: no subscription */
+    atomic_int          active;   /* dispatchers inside this slot */
+    uint32_t            mask;     /* the fields below are written before */
+    gdrx_mem_event_cb_t cb;       /* live_id is published and read after */
+    void               *arg;      /* it is seen */
+};
+
+static struct sub_slot subs[MAX_SUBS];
+static pthread_mutex_t sub_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t next_generation = 1; /* under sub_lock */
+static atomic_int nlive;             /* lets dispatch skip the table */
+
+/* Set while this thread runs a subscriber's callback. */
+static _Thread_local bool in_callback;
+
+#define ALL_EVENTS (GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE)
+
+static void call_slot(struct sub_slot *s, const struct gdrx_mem_event *ev)
+{
+    uint64_t id = atomic_load(&s->live_id);
+
+    if (!id)
+        return;
+    atomic_fetch_add(&s->active, 1);
+    if (atomic_load(&s->live_id) == id && (s->mask & (uint32_t)ev->type)) {
+        in_callback = true;
+        s->cb(ev, s->arg);
+        in_callback = false;
+    }
+    atomic_fetch_sub(&s->active, 1);
+}
+
+void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev)
+{
+    if (ev->type == GDRX_MEM_EVENT_FREE)
+        gdrx_core_memory_freed(ev->base, ev->size, NULL);
+    if (atomic_load_explicit(&nlive, memory_order_acquire) == 0)
+        return;
+    for (int i = 0; i < MAX_SUBS; i++)
+        call_slot(&subs[i], ev);
+}
+
+GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb, void *arg,
+                                          gdrx_mem_sub_t *sub_out)
+{
+    if (!cb || !sub_out || events == 0 || (events & ~(uint32_t)ALL_EVENTS))
+        return -EINVAL;
+    /* libcuda not loaded yet (-ENOENT): there is nothing to see yet; the
+     * hooks come with gdrx_open or the next subscription.  Any other
+     * failure means no interception here. */
+    int rc = gdrx_free_hook_enable();
+    if (rc && rc != -ENOENT)
+        return -ENOSYS;
+
+    pthread_mutex_lock(&sub_lock);
+    for (int i = 0; i < MAX_SUBS; i++) {
+        struct sub_slot *s = &subs[i];
+        if (atomic_load(&s->live_id) || atomic_load(&s->active))
+            continue;
+        s->mask = events;
+        s->cb = cb;
+        s->arg = arg;
+        uint64_t id = (next_generation++ << SLOT_BITS) | (uint64_t)i;
+        atomic_store(&s->live_id, id);
+        atomic_fetch_add_explicit(&nlive, 1, memory_order_release);
+        pthread_mutex_unlock(&sub_lock);
+        sub_out->id = id;
+        return 0;
+    }
+    pthread_mutex_unlock(&sub_lock);
+    return -ENOSPC;
+}
+
+GDRX_EXPORT int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub)
+{
+    uint64_t slot = sub.id & ((1u << SLOT_BITS) - 1);
+
+    if (sub.id == 0 || slot >= MAX_SUBS)
+        return -EINVAL;
+    if (in_callback)
+        return -EDEADLK;
+    struct sub_slot *s = &subs[slot];
+    pthread_mutex_lock(&sub_lock);
+    uint64_t expected = sub.id;
+    bool ended = atomic_compare_exchange_strong(&s->live_id, &expected, 0);
+    if (ended)
+        atomic_fetch_sub(&nlive, 1);
+    pthread_mutex_unlock(&sub_lock);
+    if (!ended)
+        return -EINVAL;
+    /* Callbacks already past their check finish; none starts any more. */
+    while (atomic_load(&s->active))
+        sched_yield();
+    return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * mem_query.c - gdrx_mem_query: what CUDA allocation an address is in.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cuda_loader.h"
+#include "export.h"
+#include "gdrx.h"
+
+GDRX_EXPORT int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info)
+{
+    const struct gdrx_cuda *cu;
+    CUmemorytype type = 0;
+    unsigned long long buffer_id = 0;
+    int device = -1, managed = 0;
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+    };
+    void *data[] = { &type, &buffer_id, &device, &managed };
+    CUdeviceptr base = 0;
+    size_t size = 0;
+
+    if (!info)
+        return -EINVAL;
+    int rc = gdrx_cuda_get_if_loaded(&cu);
+    if (rc)
+        return -ENODEV;
+    if (!cu->PointerGetAttributes)
+        return -ENODEV;
+    /* Host and unknown pointers make the call fail or report type 0. */
+    CUresult res = cu->PointerGetAttributes(4, attrs, data, (CUdeviceptr)addr);
+    if (res != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE || managed)
+        return -ENOENT;
+    if (cu->MemGetAddressRange(&base, &size, (CUdeviceptr)addr) != CUDA_SUCCESS || !size)
+        return -ENOENT;
+    *info = (struct gdrx_mem_info){
+        .base = base, .size = size, .device = device, .buffer_id = buffer_id,
+    };
+    return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * test_ucx_cuda.c - gdrx's hooks next to the real CUDA memory hooks of a
+ * CUDA-enabled UCX 1.13.1 (libucm_cuda), on the simulated GPU: in bistro
+ * and reloc mode, loaded before and after gdrx, UCX still gets its
+ * memtype free event and gdrx still revokes the pin.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * UCX is a third-party build, never part of this tree: it is looked for in
+ * $GDRX_UCX_CUDA_PREFIX, then third_party/ucx-1.13.1-cuda next to or above
+ * the source tree.  Without it the cases are not registered: they count
+ * as not run, never as passed.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tcuda.h"
+
+/* Facts from UCX 1.13.1's ucm.h. */
+#define UCM_EVENT_MEM_TYPE_ALLOC (1 << 20)
+#define UCM_EVENT_MEM_TYPE_FREE  (1 << 21)
+struct ucm_mem_type_event {  /* the mem_type member of union ucm_event_t */
+    void  *address;
+    size_t size;
+    int    mem_type;
+};
+typedef void (*ucm_cb_t)(int type, struct ucm_mem_type_event *ev, void *arg);
+
+static char prefix[PATH_MAX];
+
+static int find_ucx(void)
+{
+    const char *env = getenv("GDRX_UCX_CUDA_PREFIX");
+    const char *src = getenv("GDRX_TEST_SRCDIR");
+    const char *cand[3] = { NULL, NULL, NULL };
+    char a[PATH_MAX], b[PATH_MAX], probe[PATH_MAX + 64];
+
+    cand[0] = env;
+    if (src) {
+        snprintf(a, sizeof(a), "%s/third_party/ucx-1.13.1-cuda", src);
+        snprintf(b, sizeof(b), "%s/../third_party/ucx-1.13.1-cuda", src);
+        cand[1] = a;
+        cand[2] = b;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!cand[i])
+            continue;
+        snprintf(probe, sizeof(probe), "%s/lib/ucx/libucm_cuda.so.0", cand[i]);
+        if (access(probe, R_OK) == 0) {
+            snprintf(prefix, sizeof(prefix), "%s", cand[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *load(const char *rel)
+{
+    char path[PATH_MAX + 64];
+
+    snprintf(path, sizeof(path), "%s/%s", prefix, rel);
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+        fprintf(stderr, "    dlopen %s: %s\n", path, dlerror());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    return h;
+}
+
+static int ucx_frees, ucx_allocs;
+static void *ucx_last_free;
+
+static void on_ucx_event(int type, struct ucm_mem_type_event *ev, void *arg)
+{
+    (void)arg;
+    if (type == UCM_EVENT_MEM_TYPE_FREE) {
+        ucx_frees++;
+        ucx_last_free = ev->address;
+    } else if (type == UCM_EVENT_MEM_TYPE_ALLOC) {
+        ucx_allocs++;
+    }
+}
+
+/* libucs parses UCX_MEM_* into libucm's options when it loads; the CUDA
+ * module registers its installer; the handler installs the hooks. */
+static void start_ucx(const char *mode)
+{
+    setenv("UCX_MEM_CUDA_HOOK_MODE", mode, 1);
+    load("lib/libucs.so.0"); /* brings libucm, which needs libucs' symbols */
+    void *ucm = load("lib/libucm.so.0");
+    load("lib/ucx/libucm_cuda.so.0");
+    int (*set_handler)(int, int, ucm_cb_t, void *) =
+        (int (*)(int, int, ucm_cb_t, void *))dlsym(ucm, "ucm_set_event_handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set_handler);
+    CU_ASSERT_EQUAL_FATAL(set_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 0,
+                                      on_ucx_event, NULL), 0);
+}
+
+static void run(const char *mode, int ucx_first)
+{
+    const size_t len = 1u << 20;
+    gdrx_pin_t pin;
+    void *cpu = NULL;
+    char byte = 1;
+
+    tc_default_backend();
+    if (tc_setup(0))
+        return;
+    if (ucx_first)
+        start_ucx(mode);
+    gdrx_t g = tc_open();
+    if (!ucx_first)
+        start_ucx(mode);
+
+    CUdeviceptr p = 0;
+    CU_ASSERT_FATAL(cuMemAlloc(&p, len) == CUDA_SUCCESS); /* through this program's GOT */
+    CU_ASSERT(ucx_allocs >= 1);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p, len, 0, &pin), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin, cpu, &byte, 1), 0);
+    int before = ucx_frees;
+    CU_ASSERT(cuMemFree(p) == CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(ucx_frees, before + 1);             /* UCX's memtype free */
+    CU_ASSERT_PTR_EQUAL(ucx_last_free, (void *)(uintptr_t)p);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin, cpu, &byte, 1), -ESTALE); /* gdrx revoked */
+    CU_ASSERT_EQUAL(gdrx_unmap(g, pin), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    gdrx_close(g);
+}
+
+static void test_bistro_ucx_first(void) { run("bistro", 1); }
+static void test_bistro_gdrx_first(void) { run("bistro", 0); }
+static void test_reloc_ucx_first(void) { run("reloc", 1); }
+static void test_reloc_gdrx_first(void) { run("reloc", 0); }
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_bistro_ucx_first),
+    GDRX_TEST_CASE(test_bistro_gdrx_first),
+    GDRX_TEST_CASE(test_reloc_ucx_first),
+    GDRX_TEST_CASE(test_reloc_gdrx_first),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "hooks/ucx-1.13.1-cuda", NULL, NULL, cases },
+    GDRX_SUITE_END
+};
+
+static const struct gdrx_test_suite none[] = { GDRX_SUITE_END };
+
+int main(int argc, char **argv)
+{
+    tc_load();
+    if (!find_ucx()) {
+        tc_report_skip("hooks/ucx-1.13.1-cuda",
+                       "no CUDA-enabled UCX 1.13.1: set GDRX_UCX_CUDA_PREFIX or build it in "
+                       "third_party/ucx-1.13.1-cuda");
+        return gdrx_test_main(argc, argv, none);
+    }
+    return gdrx_test_main(argc, argv, suites);
+}
