@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,8 +112,8 @@ static void test_stale_when_object_freed_unseen(void)
     gdrx_close(m.g);
 }
 
-/* fork: the child cannot use the parent's client, pins or mappings
- * through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
+/* fork: the child has no copy of the parent's mapping (MADV_DONTFORK),
+ * cannot use the parent's client or pins through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
  * the parent is unaffected. */
 static void test_fork(void)
 {
@@ -133,6 +134,8 @@ static void test_fork(void)
         void *cpu2 = NULL;
         gdrx_pin_t pin2;
         gdrx_t g2;
+        /* MADV_DONTFORK: the parent's BAR1 mapping is not the child's. */
+        bad |= (msync(cpu, 4096, MS_ASYNC) == 0 || errno != ENOMEM) << 6;
         bad |= gdrx_unmap(g, pin) != -ECHILD;
         bad |= (gdrx_map(g, pin, &cpu2) != -ECHILD && gdrx_map(g, pin, &cpu2) != -EEXIST) << 1;
         bad |= (gdrx_pin(g, p, 4096, 0, &pin2) != -ECHILD) << 2;

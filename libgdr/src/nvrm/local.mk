@@ -9,12 +9,16 @@ GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_cuda.c \
 	libgdr/src/nvrm/nvrm_client.h \
 	libgdr/src/nvrm/nvrm_client.c \
+	libgdr/src/nvrm/nvrm_hmap.h \
+	libgdr/src/nvrm/nvrm_hmap.c \
 	libgdr/src/nvrm/nvrm_trace.h \
 	libgdr/src/nvrm/nvrm_trace.c \
 	libgdr/src/nvrm/nvrm_object.h \
 	libgdr/src/nvrm/nvrm_object.c \
 	libgdr/src/nvrm/nvrm_discover.h \
 	libgdr/src/nvrm/nvrm_discover.c \
+	libgdr/src/nvrm/nvrm_patch.h \
+	libgdr/src/nvrm/nvrm_patch.c \
 	libgdr/src/nvrm/nvrm_backend.c
 libgdr_libgdrx_la_SOURCES += $(GDRX_NVRM_SOURCES)
 libgdr_libgdrx_la_CPPFLAGS += -I$(top_srcdir)/libgdr/src/nvrm -DGDRX_HAVE_NVRM=1
