@@ -33,10 +33,10 @@
  * GDRX_COPY_TO_VARIANT / GDRX_COPY_FROM_VARIANT (one direction each),
  * GDRX_GDRDRV_PATH (device node of the gdrdrv backend, default /dev/gdrdrv),
  * GDRX_FREE_HOOKS=0 (install the CUDA free hooks at the first gdrx_open
- * instead of at library load), GDRX_NVRM_TRACE=0 (likewise for the nvrm
- * backend's trace of CUDA's RM ioctls), GDRX_NVRM_IPC=1 (let nvrm find
- * memory allocated before libgdrx was loaded through cuIpcGetMemHandle,
- * which makes that allocation dup-able by any process on the node).
+ * instead of at library load), GDRX_NVRM_IPC=1 (let nvrm find memory CUDA
+ * mapped before the first nvrm gdrx_open, when its trace of CUDA's RM
+ * ioctls starts, through cuIpcGetMemHandle, which makes that allocation
+ * dup-able by any process on the node).
  *
  * Ordering (CPU accesses through the mapping vs CUDA's work on the memory)
  *  - cuMemAlloc / cudaMalloc memory (sub-allocations included): gdrx_pin()
