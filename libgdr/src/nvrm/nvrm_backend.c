@@ -93,6 +93,7 @@ static int nvrm_open(void **out)
     if (state && state->pid != b->pid) {
         gdrx_info("nvrm: new process (fork): setting the parent's RM client aside");
         nvrm_client_abandon(&state->client);
+        nvrm_object_abandon_all(state->objects);
         state->abandoned_next = abandoned;
         abandoned = state;
         state = NULL;

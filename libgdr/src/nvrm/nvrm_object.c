@@ -162,6 +162,16 @@ int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordina
     return 0;
 }
 
+void nvrm_object_abandon_all(struct nvrm_object *list)
+{
+    for (struct nvrm_object *o = list; o; o = o->next)
+        for (struct nvrm_view *v = o->views; v; v = v->next)
+            if (v->fd >= 0) {
+                close(v->fd);
+                v->fd = -1;
+            }
+}
+
 void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o)
 {
     if (o->state != NVRM_OBJ_FINDABLE)

@@ -83,6 +83,9 @@ int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordina
                     struct nvrm_source *src, struct nvrm_object **out);
 /* Drop a reference; the last frees our handle. */
 void nvrm_object_put(struct nvrm_client *c, struct nvrm_object **list, struct nvrm_object *o);
+/* In a forked child: close our copies of the views' fds, touching no RM
+ * state and no mapping (both are the parent's). */
+void nvrm_object_abandon_all(struct nvrm_object *list);
 /* Stop finding o by its key (its source was freed). */
 void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o);
 
