@@ -17,6 +17,7 @@
 #include "nvrm_test.h"
 #include "nvrm_client.h"
 #include "nvrm_discover.h"
+#include "nvrm_hmap.h"
 #include "nvrm_object.h"
 #include "nvrm_rm.h"
 #include "nvrm_trace.h"
@@ -247,6 +248,36 @@ static void test_trace_install_chains(void)
     CU_ASSERT(!nvrm_trace_source_live(0xc8, 0x81, s));
 }
 
+/* The trace's hash map: keys that collide and wrap around the table
+ * survive deletions of their neighbours (back-shift), through growth. */
+static void test_hmap(void)
+{
+    struct nvrm_hmap m = { 0 };
+    enum { N = 5000 };
+    int is_new;
+
+    CU_ASSERT_PTR_NULL(nvrm_hmap_put(&m, 0, &is_new)); /* 0 is the empty key */
+    for (uint32_t i = 1; i <= N; i++) {
+        struct nvrm_hmap_entry *e = nvrm_hmap_put(&m, nvrm_hmap_key(i % 7 + 1, i), &is_new);
+        NVT_REQUIRE(e != NULL && is_new);
+        e->a = i;
+    }
+    CU_ASSERT_EQUAL(m.count, N);
+    for (uint32_t i = 1; i <= N; i += 2)
+        nvrm_hmap_del(&m, nvrm_hmap_key(i % 7 + 1, i));
+    CU_ASSERT_EQUAL(m.count, N / 2);
+    int wrong = 0;
+    for (uint32_t i = 1; i <= N; i++) {
+        const struct nvrm_hmap_entry *e = nvrm_hmap_get(&m, nvrm_hmap_key(i % 7 + 1, i));
+        wrong += (i % 2) ? e != NULL : (!e || e->a != i);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    struct nvrm_hmap_entry *e = nvrm_hmap_put(&m, nvrm_hmap_key(3, 2), &is_new);
+    CU_ASSERT(e && !is_new && e->a == 2);
+    nvrm_hmap_clear(&m);
+    CU_ASSERT_PTR_NULL(nvrm_hmap_get(&m, nvrm_hmap_key(3, 2)));
+}
+
 /* ------------------------------------------------- client and objects */
 
 static struct nvrm_client client;
@@ -393,6 +424,7 @@ static const struct gdrx_test_case unit_cases[] = {
     GDRX_TEST_CASE(test_trace_records),
     GDRX_TEST_CASE(test_trace_handle_reuse),
     GDRX_TEST_CASE(test_trace_install_chains),
+    GDRX_TEST_CASE(test_hmap),
     GDRX_TEST_CASE(test_import_from_fd),
     GDRX_TEST_CASE(test_view_windows),
     GDRX_TEST_END,

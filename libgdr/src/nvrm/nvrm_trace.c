@@ -241,16 +241,20 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
 }
 
 /* The only requests nvrm_trace_observe() looks at, tested on the request
- * number alone: most of libcuda's ioctls (RM_CONTROL above all) leave the
- * wrapper after these few compares, without touching errno or a lock. */
+ * number alone: an ioctl that is neither UVM nor RM leaves after two
+ * compares, RM_CONTROL (libcuda's most frequent) after three, without
+ * touching errno or a lock. */
+_Static_assert(NVRM_ESC_RM_ALLOC == NVRM_ESC_RM_FREE + 2, "one compare finds FREE and ALLOC");
+_Static_assert(NVRM_UVM_MAP_EXTERNAL_ALLOCATION < 128 && NVRM_UVM_FREE < 128 &&
+                   NVRM_UVM_UNMAP_EXTERNAL < 128, "UVM commands are small numbers");
 static inline int trace_wants(unsigned long req)
 {
-    if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
-        req == NVRM_UVM_UNMAP_EXTERNAL)
-        return 1;
+    if (__builtin_expect(req < 128, 0)) /* UVM's commands are plain numbers */
+        return req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
+               req == NVRM_UVM_UNMAP_EXTERNAL;
     if (_IOC_TYPE(req) != NVRM_IOCTL_MAGIC)
         return 0;
-    return _IOC_NR(req) == NVRM_ESC_RM_FREE || _IOC_NR(req) == NVRM_ESC_RM_ALLOC;
+    return ((_IOC_NR(req) - NVRM_ESC_RM_FREE) | 2u) == 2u; /* FREE or ALLOC */
 }
 
 /* What libcuda's `ioctl` slot points at once installed.  It calls what
