@@ -8,7 +8,8 @@
  * clients belong to the process that made them), one table of duplicated
  * objects so pins of one memory object share our duplicate and, where
  * their windows fit, its BAR1 views, and the ioctl trace (installed by the
- * first open that passes the driver version checks).  Contexts only count references.
+ * first open that passes the driver version checks).  Contexts only count
+ * references.
  *
  * fork(): a child inherits the parent's contexts, pins and mappings, but
  * the RM would refuse the parent's client to it, and freeing anything
