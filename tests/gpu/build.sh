@@ -41,15 +41,14 @@ done
 nvcc -o "$OUT/nvrm_sanity" "$OUT/obj/nvrm_sanity.o" "$OUT/obj/nvrm_sanity_life.o" "$OUT/obj/gpu_vmm.o" \
     "$OUT/obj/gpu_kernels.o" -L"$OUT" -lgdrx -L"$CUDA/lib64/stubs" -lcuda \
     -Xlinker -rpath="$OUT"
-# The VMM probe: the backend's own files built into the program.  Its copy
-# of the ioctl trace must not install itself at load: the probe maps VMM
-# memory before calling nvrm_trace_install(), to take the export route.
+# The VMM probe: the backend's own files built into the program.  It maps
+# VMM memory before calling nvrm_trace_install(), to take the export route.
 PROBE_SRCS=("$SRC"/libgdr/src/nvrm/*.c "$SRC"/libgdr/src/log.c "$SRC"/libgdr/src/cuda_loader.c
             "$SRC"/libgdr/src/hooks/got_import.c "$SRC"/libgdr/src/hooks/got_elf.c
             "$SRC"/libgdr/src/hooks/proc_maps.c "$G/nvrm_vmm_probe.c")
 mkdir -p "$OUT/obj/probe"
 for f in "${PROBE_SRCS[@]}"; do
-    $CC $CFLAGS -DNVRM_TRACE_NO_LOAD_HOOK -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
+    $CC $CFLAGS -I"$G" -c "$f" -o "$OUT/obj/probe/$(basename "$f" .c).o" &
 done
 wait
 nvcc -o "$OUT/nvrm_vmm_probe" "$OUT"/obj/probe/*.o "$OUT/obj/gpu_kernels.o" "$OUT/obj/gpu_vmm.o" \

@@ -289,16 +289,14 @@ static int make_current(void)
                : 0;
 }
 
-/* Memory made before gdrx_open, but after libgdrx was loaded (this
- * program links it, so its constructor ran before main): the ioctl trace
- * saw CUDA map it, so it pins without GDRX_NVRM_IPC -- including a small
- * buffer allocated after the open inside a chunk CUDA made before it,
- * which the H200 run of 2026-12-02 found unknown.  Memory made before
- * libgdrx was loaded is nvrm_load_order's (gdrx-late) case. */
+/* Memory made before gdrx_open: the ioctl trace starts at the open, so
+ * CUDA's objects mapped before it are unknown (-ENOENT) until
+ * GDRX_NVRM_IPC=1; exported VMM memory needs no opt-in. */
 static void early_allocations(void)
 {
-    CUdeviceptr big = 0, small = 0, later = 0;
+    CUdeviceptr big = 0, small = 0;
     struct vmm vm = { 0 };
+    gdrx_pin_t pin;
 
     unsetenv("GDRX_NVRM_IPC");
     if (make_current() || cu_ok(cuMemAlloc(&big, 2u << 20), "cuMemAlloc") ||
@@ -307,22 +305,60 @@ static void early_allocations(void)
     int have_vmm = vmm_make(&vm, 2u << 20) == 0;
     if (open_nvrm())
         return;
-    /* Sub-allocated after the open, perhaps in small's chunk. */
-    if (cu_ok(cuMemAlloc(&later, 4096), "cuMemAlloc"))
-        return;
-    printf("     4 KiB allocated after the open %s\n",
-           (later & ~0x1fffffull) == (small & ~0x1fffffull) ? "shares the early chunk"
-                                                            : "has a chunk of its own");
-    check_range("early 2 MiB (no opt-in)", big, 2u << 20, 80);
-    check_range("early 4 KiB (no opt-in)", small, 4096, 81);
-    check_range("later 4 KiB (no opt-in)", later, 4096, 82);
+    int rb = gdrx_pin(g_ctx, big, 2u << 20, 0, &pin);
+    if (rb == 0)
+        gdrx_unpin(g_ctx, pin);
+    int rs = gdrx_pin(g_ctx, small, 4096, 0, &pin);
+    if (rs == 0)
+        gdrx_unpin(g_ctx, pin);
+    if (rb != -ENOENT || rs != -ENOENT)
+        fail("early memory without the opt-in: gdrx_pin gave %d and %d, want -ENOENT", rb, rs);
+    else
+        printf("ok   early 2 MiB and 4 KiB refused without GDRX_NVRM_IPC (-ENOENT)\n");
+    setenv("GDRX_NVRM_IPC", "1", 1);
+    check_range("early 2 MiB (GDRX_NVRM_IPC=1)", big, 2u << 20, 80);
+    check_range("early 4 KiB (GDRX_NVRM_IPC=1)", small, 4096, 81);
+    unsetenv("GDRX_NVRM_IPC");
     if (have_vmm) {
         check_range_as("cuMemCreate early (POSIX fd)", vm.va, vm.size, 72, ORDER_STREAM);
         vmm_destroy(&vm);
     }
     cuMemFree(big);
     cuMemFree(small);
-    cuMemFree(later);
+}
+
+/* Pins inside a mapped pin's window share its BAR1 view through another
+ * mmap of the view's /dev/nvidiaN fd: each is checked like any range
+ * while the outer pin stays mapped, and the outer mapping then shows the
+ * last bytes written. */
+static void shared_window(void)
+{
+    const size_t n = 4u << 20;
+    CUdeviceptr p;
+    gdrx_pin_t outer;
+    void *cpu = NULL;
+
+    if (cu_ok(cuMemAlloc(&p, n), "cuMemAlloc"))
+        return;
+    int rc = gdrx_pin(g_ctx, p, n, 0, &outer);
+    if (rc == 0 && (rc = gdrx_map(g_ctx, outer, &cpu)) != 0)
+        gdrx_unpin(g_ctx, outer);
+    if (rc) {
+        fail("shared window: outer pin: %s", gdrx_strerror(rc));
+        cuMemFree(p);
+        return;
+    }
+    check_range("window shared: interior", p + 65536 + 3, 100000, 90);
+    check_range("window shared: one page", p + (2u << 20), 65536, 91);
+    uint8_t *e = malloc(65536), *want = malloc(65536);
+    if (e && want && cu_ok(cuMemcpyDtoH(want, p + (2u << 20), 65536), "cuMemcpyDtoH") == 0 &&
+        (gdrx_copy_from_mapping(outer, e, (uint8_t *)cpu + (2u << 20), 65536) != 0 ||
+         memcmp(e, want, 65536) != 0))
+        fail("shared window: the outer mapping does not show the inner pin's bytes");
+    free(e);
+    free(want);
+    gdrx_unpin(g_ctx, outer);
+    cuMemFree(p);
 }
 
 /* The normal order: the backend opens before CUDA memory exists. */
@@ -332,6 +368,7 @@ static void main_checks(void)
         return;
     sizes();
     suballocations();
+    shared_window();
     async_pool();
     struct vmm m;
     if (vmm_make(&m, 64u << 20) == 0) {
@@ -346,7 +383,7 @@ static void main_checks(void)
 }
 
 /* nvrm_sanity        every check, the backend opened right after cuInit
- * nvrm_sanity early  allocations made before gdrx_open (after libgdrx loaded) */
+ * nvrm_sanity early  allocations made before gdrx_open */
 int main(int argc, char **argv)
 {
     char name[128] = "?", bus[32] = "?", sysver[64] = "?";

@@ -16,6 +16,7 @@
 #include "nvrm_client.h"
 #include "nvrm_discover.h"
 #include "nvrm_object.h"
+#include "hooks/got_import.h"
 #include "nvrm_trace.h"
 #include "gpu_pattern.h"
 #include "gpu_vmm.h"
@@ -82,7 +83,7 @@ static void probe(struct nvrm_client *c, struct nvrm_object **objs, const char *
             printf("ok   %s: %zu B checked both ways\n", label, n);
         free(h);
         free(got);
-        nvrm_view_release(c, o, v, src.obj_off, r.win_size, 0);
+        nvrm_view_release(c, o, v, cpu, r.win_size, 0);
     }
     nvrm_object_put(c, objs, o);
 }
@@ -106,7 +107,7 @@ int main(void)
     }
     const char *what = "";
     CHECK(vmm_create(&early, 2u << 20, &what) == 0, "%s (before the trace)", what);
-    CHECK(nvrm_trace_install() == 0, "trace install");
+    CHECK(nvrm_trace_install(gdrx_got_patch_import) == 0, "trace install");
     CHECK(vmm_create(&late, 64u << 20, &what) == 0, "%s (after the trace)", what);
     if (!failures) {
         probe(&c, &objs, "VMM 2 MiB mapped before the trace", early.va, early.size, early.va,

@@ -130,15 +130,6 @@ static void *load_libcuda(void)
     return h;
 }
 
-/* nvrm's trace still patches libcuda's ioctl import when libgdrx loads
- * after libcuda (a constructor of libgdr/src/nvrm, being removed on the
- * nvrm branch for issue 9); until that lands it is switched off here so
- * these cases test what the hooks do.  TODO(nvrm merge): drop this. */
-static void quiet_nvrm_trace(void)
-{
-    setenv("GDRX_NVRM_TRACE", "0", 1);
-}
-
 /* Load `file` from `dir` with libcuda present: nothing changes.  Then
  * subscribe (the positive control): libcuda's code changes, no GOT slot. */
 static void loaded_changes_nothing(const char *dir, const char *file)
@@ -146,7 +137,6 @@ static void loaded_changes_nothing(const char *dir, const char *file)
     struct snapshot before, after, subscribed;
     gdrx_mem_sub_t sub;
 
-    quiet_nvrm_trace();
     load_libcuda();
     take(&before);
     CU_ASSERT_PTR_NOT_NULL_FATAL(before.text);

@@ -34,7 +34,8 @@ tests_nvrm_test_nvrm_SOURCES = \
 	tests/nvrm/test_nvrm_map.c \
 	tests/nvrm/test_nvrm_errors.c \
 	tests/nvrm/test_nvrm_life.c \
-	tests/nvrm/test_nvrm_load.c
+	tests/nvrm/test_nvrm_load.c \
+	tests/nvrm/test_nvrm_window.c
 tests_nvrm_test_nvrm_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS)
 tests_nvrm_test_nvrm_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)
@@ -62,10 +63,8 @@ tests_nvrm_test_nvrm_unit_SOURCES = \
 	libgdr/src/hooks/proc_maps.c \
 	libgdr/src/hooks/got_import.c \
 	libgdr/src/hooks/got_elf.c
-# Its copy of the trace waits to be asked (no constructor install): the
-# libgdrx it links installs its own at load.
 tests_nvrm_test_nvrm_unit_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src \
-	-I$(top_srcdir)/libgdr/src/nvrm -I$(top_srcdir)/libgdr/src/hooks -DNVRM_TRACE_NO_LOAD_HOOK
+	-I$(top_srcdir)/libgdr/src/nvrm -I$(top_srcdir)/libgdr/src/hooks
 tests_nvrm_test_nvrm_unit_CFLAGS = $(AM_CFLAGS) -pthread
 # libgdrx only for the shared helpers (tcuda, nvrm_test.c); no case opens
 # a gdrx context, so its copy of the backend stays idle.

@@ -10,9 +10,9 @@
  * real GPU (tests/gpu/run.sh); data is checked through cuMemcpy.
  *
  *   nvrm_load_order cuda-late   libgdrx, then libcuda.so.1; memory made
- *                               before gdrx_open pins without
- *                               GDRX_NVRM_IPC (with GDRX_NVRM_TRACE=0 in
- *                               the environment: refused, -ENOENT)
+ *                               before gdrx_open (the trace starts there)
+ *                               is refused without GDRX_NVRM_IPC, pinned
+ *                               with it
  *   nvrm_load_order gdrx-late   libcuda.so.1 and memory first, then
  *                               libgdrx: that memory is refused without
  *                               GDRX_NVRM_IPC and pinned with it; memory
@@ -217,12 +217,30 @@ static int open_nvrm(gdrx_t *g)
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
 
-/* libgdrx first: libcuda comes through a dlopen the GOT patcher hooked. */
+/* Memory made before the trace started (`when`) is refused without the
+ * IPC opt-in and pinned with it; an object made after it pins without. */
+static void expect_trace_since(gdrx_t g, const char *when, CUdeviceptr big, CUdeviceptr small,
+                               CUdeviceptr after)
+{
+    char label[96];
+
+    snprintf(label, sizeof(label), "3 MiB made before %s", when);
+    expect(g, label, big, 3 * MiB, 1, -ENOENT);
+    snprintf(label, sizeof(label), "8 KiB made before %s", when);
+    expect(g, label, small, 8 * KiB, 2, -ENOENT);
+    snprintf(label, sizeof(label), "4 MiB made after %s", when);
+    if (after)
+        expect(g, label, after, 4 * MiB, 3, 0);
+    setenv("GDRX_NVRM_IPC", "1", 1);
+    expect(g, "3 MiB, with GDRX_NVRM_IPC=1", big, 3 * MiB, 4, 0);
+    expect(g, "8 KiB, with GDRX_NVRM_IPC=1", small, 8 * KiB, 5, 0);
+    unsetenv("GDRX_NVRM_IPC");
+}
+
+/* libgdrx first, then libcuda: loading libgdrx watches nothing, the
+ * trace starts at gdrx_open, so earlier memory needs the IPC opt-in. */
 static int cuda_late(void)
 {
-    const char *t = getenv("GDRX_NVRM_TRACE");
-    int traced = !(t && strcmp(t, "0") == 0);
-    int want = traced ? 0 : -ENOENT;
     gdrx_t g;
 
     unsetenv("GDRX_NVRM_IPC");
@@ -232,21 +250,19 @@ static int cuda_late(void)
     if (!big || !small || open_nvrm(&g))
         return 2;
     CUdeviceptr later = alloc(4 * KiB); /* perhaps in small's chunk */
-    printf("     libgdrx loaded before libcuda; ioctl trace %s\n",
-           traced ? "from load" : "deferred (GDRX_NVRM_TRACE=0)");
-    expect(g, "3 MiB made before gdrx_open", big, 3 * MiB, 1, want);
-    expect(g, "8 KiB made before gdrx_open", small, 8 * KiB, 2, want);
-    if (later && traced) {
-        expect(g, "4 KiB made after gdrx_open", later, 4 * KiB, 3, 0);
-    } else if (later) {
+    CUdeviceptr own = alloc(4 * MiB);   /* an object of its own */
+    printf("     libgdrx loaded before libcuda; ioctl trace from gdrx_open\n");
+    expect_trace_since(g, "gdrx_open", big, small, own);
+    if (later) {
         /* Known only if CUDA gave it a chunk mapped after the open. */
-        int rc = pin_and_check(g, "4 KiB made after gdrx_open", later, 4 * KiB, 3);
+        int rc = pin_and_check(g, "4 KiB made after gdrx_open", later, 4 * KiB, 6);
         printf("     4 KiB made after gdrx_open: %s\n", rc ? gx.strerror(rc) : "pinned");
     }
     gx.close(g);
     cu.MemFree(big);
     cu.MemFree(small);
     cu.MemFree(later);
+    cu.MemFree(own);
     cu.DevicePrimaryCtxRelease(dev);
     return 0;
 }
@@ -264,14 +280,7 @@ static int gdrx_late(void)
         return 2;
     CUdeviceptr after = alloc(4 * MiB); /* an object of its own */
     printf("     libgdrx loaded after CUDA allocated\n");
-    expect(g, "3 MiB made before libgdrx was loaded", big, 3 * MiB, 4, -ENOENT);
-    expect(g, "8 KiB made before libgdrx was loaded", small, 8 * KiB, 5, -ENOENT);
-    if (after)
-        expect(g, "4 MiB made after libgdrx was loaded", after, 4 * MiB, 6, 0);
-    setenv("GDRX_NVRM_IPC", "1", 1);
-    expect(g, "3 MiB, with GDRX_NVRM_IPC=1", big, 3 * MiB, 7, 0);
-    expect(g, "8 KiB, with GDRX_NVRM_IPC=1", small, 8 * KiB, 8, 0);
-    unsetenv("GDRX_NVRM_IPC");
+    expect_trace_since(g, "libgdrx was loaded", big, small, after);
     gx.close(g);
     cu.MemFree(big);
     cu.MemFree(small);

@@ -115,6 +115,15 @@ struct nvrm_emu_stats nvt_stats(void)
     return s;
 }
 
+void nvt_assert_released(const struct nvrm_emu_stats *before)
+{
+    struct nvrm_emu_stats s = nvt_stats();
+    CU_ASSERT_EQUAL(s.rm_maps_live, before->rm_maps_live);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before->rm_mapped_bytes);
+    CU_ASSERT_EQUAL(s.cpu_maps_live, before->cpu_maps_live);
+    CU_ASSERT_EQUAL(s.memory_objects, before->memory_objects);
+}
+
 static int saved_stderr = -1;
 
 int nvt_capture_begin(void)

@@ -29,6 +29,7 @@
 #pragma weak nvrm_emu_fail
 #pragma weak nvrm_emu_fail_clear
 #pragma weak nvrm_emu_get_stats
+#pragma weak nvrm_emu_set_bar1
 
 /* A failed precondition ends the case.  (CUnit's *_FATAL assertions
  * longjmp into the runner, which in a forked case is the child's copy.) */
@@ -55,6 +56,9 @@ int nvt_open(gdrx_t *g);
 
 /* Emulator counters now. */
 struct nvrm_emu_stats nvt_stats(void);
+/* Assert that every RM mapping, BAR1 byte, CPU mapping and memory handle
+ * made since `before` was given back. */
+void nvt_assert_released(const struct nvrm_emu_stats *before);
 
 /* Capture what is written to stderr between begin and end (returned
  * string, caller frees; never NULL). */

@@ -13,6 +13,7 @@ extern const struct gdrx_test_case nvrm_map_cases[];
 extern const struct gdrx_test_case nvrm_error_cases[];
 extern const struct gdrx_test_case nvrm_life_cases[];
 extern const struct gdrx_test_case nvrm_load_cases[];
+extern const struct gdrx_test_case nvrm_window_cases[];
 
 static const struct gdrx_test_suite suites[] = {
     { "nvrm_open", NULL, NULL, nvrm_open_cases },
@@ -20,6 +21,7 @@ static const struct gdrx_test_suite suites[] = {
     { "nvrm_errors", NULL, NULL, nvrm_error_cases },
     { "nvrm_life", NULL, NULL, nvrm_life_cases },
     { "nvrm_load", NULL, NULL, nvrm_load_cases },
+    { "nvrm_window", NULL, NULL, nvrm_window_cases },
     GDRX_SUITE_END,
 };
 

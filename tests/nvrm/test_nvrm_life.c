@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,8 +112,24 @@ static void test_stale_when_object_freed_unseen(void)
     gdrx_close(m.g);
 }
 
-/* fork: the child cannot use the parent's client, pins or mappings
- * through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
+/* Open fds on /dev/nvidia<N> (the emulator names its fds like the kernel). */
+static int gpu_fds(void)
+{
+    char path[64], target[64];
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(path, target, sizeof(target) - 1);
+        if (k <= 0)
+            continue;
+        target[k] = '\0';
+        n += strncmp(target, "/dev/nvidia", 11) == 0 && target[11] >= '0' && target[11] <= '9';
+    }
+    return n;
+}
+
+/* fork: the child has no copy of the parent's mapping (MADV_DONTFORK),
+ * cannot use the parent's client or pins through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
  * the parent is unaffected. */
 static void test_fork(void)
 {
@@ -133,12 +150,17 @@ static void test_fork(void)
         void *cpu2 = NULL;
         gdrx_pin_t pin2;
         gdrx_t g2;
+        /* MADV_DONTFORK: the parent's BAR1 mapping is not the child's. */
+        bad |= (msync(cpu, 4096, MS_ASYNC) == 0 || errno != ENOMEM) << 6;
         bad |= gdrx_unmap(g, pin) != -ECHILD;
         bad |= (gdrx_map(g, pin, &cpu2) != -ECHILD && gdrx_map(g, pin, &cpu2) != -EEXIST) << 1;
         bad |= (gdrx_pin(g, p, 4096, 0, &pin2) != -ECHILD) << 2;
         struct nvrm_emu_stats s = nvt_stats();
         bad |= (s.rm_maps != before.rm_maps || s.dups != before.dups) << 3;
+        /* The view's fd is the parent's mapping context: set aside too. */
+        int fds = gpu_fds();
         bad |= (nvt_open(&g2) != 0) << 4;
+        bad |= (fds != 1 || gpu_fds() != 0) << 7;
         s = nvt_stats();
         bad |= (s.clients != before.clients + 1 || s.version_checks != before.version_checks + 1)
                << 5;

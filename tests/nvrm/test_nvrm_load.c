@@ -1,14 +1,13 @@
 /*
- * test_nvrm_load.c - what the ioctl trace sees depending on when libgdrx
- * is loaded: it watches libcuda from libgdrx's load on, catches a
- * libcuda.so.1 dlopen'ed later, and leaves memory CUDA mapped before the
- * load to the GDRX_NVRM_IPC opt-in.
+ * test_nvrm_load.c - what the ioctl trace sees: it starts at the first
+ * nvrm gdrx_open (never at libgdrx's load) and only where the driver
+ * version passed the backend's checks; memory CUDA mapped before that is
+ * left to the GDRX_NVRM_IPC opt-in.
  *
  * SPDX-License-Identifier: MIT
  *
  * This suite links libgdrx, and libcuda.so.1 (the simulated GPU) comes
- * only with the first case's dlopen (tcuda.c): the in-process case checks
- * exactly the order the trace must catch.  The other orders need a
+ * only with the first case's dlopen (tcuda.c).  Other load orders need a
  * process of their own, tests/nvrm/nvrm_load_order.c, which dlopens both
  * libraries in the order asked for.
  */
@@ -18,19 +17,14 @@
 
 #include "nvrm_test.h"
 
-/* libcuda.so.1 dlopen'ed after libgdrx was loaded: memory allocated
- * before gdrx_open, whole objects and sub-allocations, pins without the
- * IPC opt-in, and so does a small buffer allocated after the open in a
- * chunk CUDA made before it (the H200 case). */
-static void test_libcuda_dlopened_after_libgdrx(void)
+/* Memory allocated before gdrx_open, whole objects and sub-allocations,
+ * is unknown to the trace: -ENOENT without the IPC opt-in, pinned with
+ * it.  Memory in an object CUDA maps after the open pins without it. */
+static void test_trace_starts_at_open(void)
 {
     gdrx_t g;
     gdrx_pin_t pin;
 
-    void *already = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (already)
-        dlclose(already);
-    NVT_REQUIRE(already == NULL); /* else this case tests another order */
     unsetenv("GDRX_NVRM_IPC");
     if (nvt_setup(0, 0))
         return;
@@ -38,11 +32,21 @@ static void test_libcuda_dlopened_after_libgdrx(void)
     CUdeviceptr small = tc_alloc(8 * KiB); /* sub-allocated */
     NVT_REQUIRE(big && small);
     NVT_REQUIRE(nvt_open(&g) == 0);
-    CUdeviceptr later = tc_alloc(4 * KiB);
+    CUdeviceptr later = tc_alloc(3 * MiB);
     NVT_REQUIRE(later != 0);
-    struct nvrm_emu_stats before = nvt_stats();
 
-    void *cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
+    CU_ASSERT_EQUAL(gdrx_pin(g, big, 3 * MiB, 0, &pin), -ENOENT);
+    CU_ASSERT_EQUAL(gdrx_pin(g, small + 100, 5000, 0, &pin), -ENOENT);
+    struct nvrm_emu_stats before = nvt_stats();
+    void *cpu = nvt_pin_map(g, later, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, later, 3 * MiB, 9));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    /* Through the trace (GDRX_NVRM_IPC is off): CUDA's object was dup'ed. */
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 1);
+
+    setenv("GDRX_NVRM_IPC", "1", 1);
+    cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
     NVT_REQUIRE(cpu != NULL);
     CU_ASSERT(nvt_roundtrip(pin, cpu, big, 3 * MiB, 7));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
@@ -50,32 +54,45 @@ static void test_libcuda_dlopened_after_libgdrx(void)
     NVT_REQUIRE(cpu != NULL);
     CU_ASSERT(nvt_roundtrip(pin, cpu, small + 100, 5000, 8));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
-    cpu = nvt_pin_map(g, later, 4 * KiB, &pin);
-    NVT_REQUIRE(cpu != NULL);
-    CU_ASSERT(nvt_roundtrip(pin, cpu, later, 4 * KiB, 9));
-    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
-    /* Through the trace (GDRX_NVRM_IPC is off, and an import would not
-     * duplicate): CUDA's objects were duplicated. */
-    CU_ASSERT(nvt_stats().dups > before.dups);
+    unsetenv("GDRX_NVRM_IPC");
     tc_free(big);
     tc_free(small);
     tc_free(later);
     gdrx_close(g);
 }
 
-/* The same order in a fresh process: libgdrx dlopen'ed, then libcuda. */
+/* An open refused for the driver version installs no trace: memory made
+ * after it stays unknown once a later open (validated driver) succeeds. */
+static void test_no_trace_on_unvalidated_driver(void)
+{
+    gdrx_t g;
+    gdrx_pin_t pin;
+
+    unsetenv("GDRX_NVRM_IPC");
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions("999.12.01", "999.12.01") == 0);
+    CU_ASSERT_EQUAL(nvt_open(&g), -ENOTSUP);
+    CUdeviceptr between = tc_alloc(3 * MiB);
+    NVT_REQUIRE(between != 0);
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    CUdeviceptr after = tc_alloc(3 * MiB);
+    NVT_REQUIRE(after != 0);
+    CU_ASSERT_EQUAL(gdrx_pin(g, between, 3 * MiB, 0, &pin), -ENOENT);
+    void *cpu = nvt_pin_map(g, after, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, after, 3 * MiB, 5));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    tc_free(between);
+    tc_free(after);
+    gdrx_close(g);
+}
+
+/* libgdrx, then libcuda, in a fresh process (both dlopen'ed). */
 static void test_cuda_late_process(void)
 {
     CU_ASSERT_EQUAL(nvt_run_helper("nvrm_load_order", "cuda-late"), 0);
-}
-
-/* GDRX_NVRM_TRACE=0 defers the trace to the first gdrx_open: memory made
- * before it is refused (-ENOENT), as the helper then expects. */
-static void test_trace_deferred_by_env(void)
-{
-    setenv("GDRX_NVRM_TRACE", "0", 1);
-    CU_ASSERT_EQUAL(nvt_run_helper("nvrm_load_order", "cuda-late"), 0);
-    unsetenv("GDRX_NVRM_TRACE");
 }
 
 /* libgdrx loaded after CUDA allocated (a plugin loading it late): that
@@ -87,9 +104,9 @@ static void test_gdrx_late_process(void)
 }
 
 const struct gdrx_test_case nvrm_load_cases[] = {
-    GDRX_TEST_CASE(test_libcuda_dlopened_after_libgdrx),
+    GDRX_TEST_CASE(test_trace_starts_at_open),
+    GDRX_TEST_CASE(test_no_trace_on_unvalidated_driver),
     GDRX_TEST_CASE(test_cuda_late_process),
-    GDRX_TEST_CASE(test_trace_deferred_by_env),
     GDRX_TEST_CASE(test_gdrx_late_process),
     GDRX_TEST_END,
 };

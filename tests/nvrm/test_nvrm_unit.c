@@ -1,14 +1,14 @@
 /*
  * test_nvrm_unit.c - the nvrm backend's parts on their own (built into
  * this program, not through libgdrx): status mapping, version policy, the
- * ioctl trace's bookkeeping, the VMM import route and the view page rules.
+ * ioctl trace's bookkeeping and install, the VMM import route and the
+ * view (BAR1 window) rules.
  * Runs under the RM-ioctl emulator like the end-to-end suite.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +17,7 @@
 #include "nvrm_test.h"
 #include "nvrm_client.h"
 #include "nvrm_discover.h"
+#include "nvrm_hmap.h"
 #include "nvrm_object.h"
 #include "nvrm_rm.h"
 #include "nvrm_trace.h"
@@ -143,6 +144,140 @@ static void test_trace_records(void)
     close(other);
 }
 
+/* A device handle freed and then reused: memory under the new device is
+ * live, memory of the old one stays dead.  The parent's free costs one
+ * hash update, not a walk over every source. */
+static void test_trace_handle_reuse(void)
+{
+    struct nvrm_trace_hit hit;
+    int uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+    NVT_REQUIRE(uvm >= 0);
+    struct nvrm_rm_alloc a = { .h_root = 0xc7, .h_parent = 0xd7, .h_new = 0x71,
+                               .h_class = NVRM_CLASS_MEMORY_LOCAL };
+    nvrm_trace_observe(3, NVRM_IOWR(NVRM_ESC_RM_ALLOC, struct nvrm_rm_alloc), &a);
+    observe_map(uvm, 0x70000000, 2 * MiB, 0, 0xc7, 0x71);
+    NVT_REQUIRE(nvrm_trace_lookup(0x70000000, &hit) == 0);
+    uint64_t old = hit.serial;
+    observe_free(0xc7, 0xd7);
+    CU_ASSERT(!nvrm_trace_source_live(0xc7, 0x71, old));
+    /* CUDA makes a new device with the same handle, and memory under it
+     * with the same memory handle. */
+    nvrm_trace_observe(3, NVRM_IOWR(NVRM_ESC_RM_ALLOC, struct nvrm_rm_alloc), &a);
+    observe_map(uvm, 0x70000000, 2 * MiB, 0, 0xc7, 0x71);
+    CU_ASSERT_EQUAL(nvrm_trace_lookup(0x70000000, &hit), 0);
+    CU_ASSERT(hit.serial != old);
+    CU_ASSERT(nvrm_trace_source_live(0xc7, 0x71, hit.serial));
+    CU_ASSERT(!nvrm_trace_source_live(0xc7, 0x71, old));
+    /* A client freed kills it too, and the same client handle reused
+     * later starts afresh. */
+    observe_free(0xc7, 0xc7);
+    CU_ASSERT(!nvrm_trace_source_live(0xc7, 0x71, hit.serial));
+    CU_ASSERT_EQUAL(nvrm_trace_lookup(0x70000000, &hit), -ENOENT);
+    uint64_t fresh = nvrm_trace_adopt(0xc7, 0x71);
+    CU_ASSERT(fresh != 0 && nvrm_trace_source_live(0xc7, 0x71, fresh));
+    close(uvm);
+}
+
+/* What the fake patcher saw, and what the "previous" slot value got. */
+static struct {
+    int           patches, chained;
+    unsigned long last_req;
+    void         *replacement;
+} fake;
+
+static int previous_ioctl(int fd, unsigned long req, ...)
+{
+    (void)fd;
+    fake.chained++;
+    fake.last_req = req;
+    return 0; /* as the driver would for the requests used below */
+}
+
+static int fake_patch(const char *object, const char *symbol, void *replacement,
+                      void **previous)
+{
+    int (*prev)(int, unsigned long, ...) = previous_ioctl;
+    void *p;
+    CU_ASSERT_STRING_EQUAL(object, "libcuda.so");
+    CU_ASSERT_STRING_EQUAL(symbol, "ioctl");
+    memcpy(&p, &prev, sizeof(p));
+    __atomic_store_n(previous, p, __ATOMIC_RELEASE);
+    fake.patches++;
+    fake.replacement = replacement;
+    return 0;
+}
+
+static int refusing_patch(const char *object, const char *symbol, void *replacement,
+                          void **previous)
+{
+    (void)object, (void)symbol, (void)replacement, (void)previous;
+    return -ENOENT;
+}
+
+/* The trace installs through the patcher it is given, once; its wrapper
+ * calls what the slot held before for every request (an earlier patcher
+ * sees them all) and records the RM requests it watches. */
+static void test_trace_install_chains(void)
+{
+    CU_ASSERT_EQUAL(nvrm_trace_install(NULL), -EINVAL);
+    CU_ASSERT_EQUAL(nvrm_trace_install(refusing_patch), -ENOENT);
+    CU_ASSERT(!nvrm_trace_installed());
+    CU_ASSERT_EQUAL(nvrm_trace_install(fake_patch), 0);
+    CU_ASSERT(nvrm_trace_installed());
+    CU_ASSERT_EQUAL(nvrm_trace_install(fake_patch), 0);
+    CU_ASSERT_EQUAL(fake.patches, 1);
+    NVT_REQUIRE(fake.replacement != NULL);
+
+    int (*wrapper)(int, unsigned long, ...);
+    memcpy(&wrapper, &fake.replacement, sizeof(wrapper));
+    int dummy = 0;
+    CU_ASSERT_EQUAL(wrapper(5, 0x5401ul, &dummy), 0); /* not an RM request */
+    CU_ASSERT_EQUAL(fake.chained, 1);
+    CU_ASSERT_EQUAL(fake.last_req, 0x5401ul);
+
+    struct nvrm_rm_alloc a = { .h_root = 0xc8, .h_parent = 0xd8, .h_new = 0x81,
+                               .h_class = NVRM_CLASS_MEMORY_LOCAL };
+    unsigned long alloc_req = NVRM_IOWR(NVRM_ESC_RM_ALLOC, struct nvrm_rm_alloc);
+    CU_ASSERT_EQUAL(wrapper(3, alloc_req, &a), 0);
+    CU_ASSERT_EQUAL(fake.chained, 2);
+    uint64_t s = nvrm_trace_adopt(0xc8, 0x81); /* known: same serial */
+    CU_ASSERT(nvrm_trace_source_live(0xc8, 0x81, s));
+    struct nvrm_rm_free f = { .h_root = 0xc8, .h_object = 0x81 };
+    CU_ASSERT_EQUAL(wrapper(3, NVRM_IOWR(NVRM_ESC_RM_FREE, struct nvrm_rm_free), &f), 0);
+    CU_ASSERT_EQUAL(fake.chained, 3);
+    CU_ASSERT(!nvrm_trace_source_live(0xc8, 0x81, s));
+}
+
+/* The trace's hash map: keys that collide and wrap around the table
+ * survive deletions of their neighbours (back-shift), through growth. */
+static void test_hmap(void)
+{
+    struct nvrm_hmap m = { 0 };
+    enum { N = 5000 };
+    int is_new;
+
+    CU_ASSERT_PTR_NULL(nvrm_hmap_put(&m, 0, &is_new)); /* 0 is the empty key */
+    for (uint32_t i = 1; i <= N; i++) {
+        struct nvrm_hmap_entry *e = nvrm_hmap_put(&m, nvrm_hmap_key(i % 7 + 1, i), &is_new);
+        NVT_REQUIRE(e != NULL && is_new);
+        e->a = i;
+    }
+    CU_ASSERT_EQUAL(m.count, N);
+    for (uint32_t i = 1; i <= N; i += 2)
+        nvrm_hmap_del(&m, nvrm_hmap_key(i % 7 + 1, i));
+    CU_ASSERT_EQUAL(m.count, N / 2);
+    int wrong = 0;
+    for (uint32_t i = 1; i <= N; i++) {
+        const struct nvrm_hmap_entry *e = nvrm_hmap_get(&m, nvrm_hmap_key(i % 7 + 1, i));
+        wrong += (i % 2) ? e != NULL : (!e || e->a != i);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    struct nvrm_hmap_entry *e = nvrm_hmap_put(&m, nvrm_hmap_key(3, 2), &is_new);
+    CU_ASSERT(e && !is_new && e->a == 2);
+    nvrm_hmap_clear(&m);
+    CU_ASSERT_PTR_NULL(nvrm_hmap_get(&m, nvrm_hmap_key(3, 2)));
+}
+
 /* ------------------------------------------------- client and objects */
 
 static struct nvrm_client client;
@@ -196,26 +331,18 @@ static void test_import_from_fd(void)
     tc_pattern(all, 192 * KiB, 5);
     CU_ASSERT_EQUAL(memcmp(cpu, all + 64 * KiB, 128 * KiB), 0);
     free(all);
-    nvrm_view_release(&client, o, v, 64 * KiB, 128 * KiB, 0);
+    nvrm_view_release(&client, o, v, cpu, 128 * KiB, 0);
     nvrm_object_put(&client, &objects, o);
     CU_ASSERT_PTR_NULL(objects);
     nvrm_client_close(&client);
     tc_free(p);
 }
 
-struct touch {
-    volatile uint8_t *p;
-};
-
-static void touch(void *arg)
-{
-    const struct touch *t = arg;
-    t->p[0] = 1;
-}
-
-/* One 64 KiB page is never held by two mapped pins of one view, and an
- * unmapped window faults while the rest of the view keeps working. */
-static void test_view_pages(void)
+/* A view maps only the window that first needed it.  A window inside it
+ * shares its RM mapping (BAR1) through a CPU mapping of its own; one
+ * outside gets its own view; the last release gives the view back, and an
+ * unmapped window faults while the others keep working. */
+static void test_view_windows(void)
 {
     struct nvrm_object *o = NULL;
     struct nvrm_view *va, *vb, *vc;
@@ -225,6 +352,7 @@ static void test_view_pages(void)
         return;
     setenv("GDRX_NVRM_IPC", "1", 1);
     CUdeviceptr p = tc_alloc(2 * MiB);
+    tc_fill(p, 2 * MiB, 9);
     struct gdrx_pin_req r = req_for(p, 2 * MiB, p, 2 * MiB);
     struct nvrm_source src;
     NVT_REQUIRE(nvrm_discover_ipc(&client, &r, &src) == 0);
@@ -233,31 +361,55 @@ static void test_view_pages(void)
     struct nvrm_emu_stats before = nvt_stats();
 
     NVT_REQUIRE(nvrm_view_map(&client, o, 0, 128 * KiB, &va, &ca) == 0);
-    NVT_REQUIRE(nvrm_view_map(&client, o, 256 * KiB, 64 * KiB, &vb, &cb) == 0);
-    CU_ASSERT_PTR_EQUAL(va, vb);                    /* one RM mapping ... */
-    CU_ASSERT_EQUAL(nvt_stats().rm_maps, before.rm_maps + 1);
-    NVT_REQUIRE(nvrm_view_map(&client, o, 64 * KiB, 64 * KiB, &vc, &cc) == 0);
-    CU_ASSERT_PTR_NOT_EQUAL(vc, va);                /* ... unless a page is held */
-    CU_ASSERT_EQUAL(nvt_stats().rm_maps, before.rm_maps + 2);
-
-    nvrm_view_release(&client, o, va, 0, 128 * KiB, 0);
-    struct touch ta = { ca }, tb = { cb }, tcc = { cc };
-    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, &ta), SIGSEGV);
-    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, &tb), 0);
-    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, &tcc), 0);
-    CU_ASSERT_EQUAL(nvt_stats().rm_maps_live, before.rm_maps_live + 2);
-
-    /* The released pages are not handed out again from that view. */
-    struct nvrm_view *vd;
-    uint8_t *cd;
-    NVT_REQUIRE(nvrm_view_map(&client, o, 0, 64 * KiB, &vd, &cd) == 0);
-    CU_ASSERT_PTR_NOT_EQUAL(vd, va);
-    nvrm_view_release(&client, o, vd, 0, 64 * KiB, 0);
-    nvrm_view_release(&client, o, vc, 64 * KiB, 64 * KiB, 0);
-    /* A revoked window belongs to the core: we leave it mapped as is. */
-    nvrm_view_release(&client, o, vb, 256 * KiB, 64 * KiB, 1);
     struct nvrm_emu_stats s = nvt_stats();
+    CU_ASSERT_EQUAL(s.rm_maps, before.rm_maps + 1);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before.rm_mapped_bytes + (long)(128 * KiB));
+    CU_ASSERT_EQUAL(va->obj_off, 0);
+    CU_ASSERT_EQUAL(va->len, 128 * KiB);
+
+    NVT_REQUIRE(nvrm_view_map(&client, o, 64 * KiB, 64 * KiB, &vc, &cc) == 0);
+    CU_ASSERT_PTR_EQUAL(vc, va);                 /* fits: shares the RM mapping */
+    CU_ASSERT_EQUAL(va->refs, 2);
+    CU_ASSERT(cc < ca || cc >= ca + 128 * KiB);  /* ... but not the CPU range */
+    s = nvt_stats();
+    CU_ASSERT_EQUAL(s.rm_maps, before.rm_maps + 1);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before.rm_mapped_bytes + (long)(128 * KiB));
+    CU_ASSERT_EQUAL(s.cpu_maps_live, before.cpu_maps_live + 2);
+    ca[64 * KiB + 5] = 0x5a;                     /* the same GPU bytes */
+    CU_ASSERT_EQUAL(cc[5], 0x5a);
+    unsigned char *all = malloc(128 * KiB);
+    tc_pattern(all, 128 * KiB, 9);
+    all[64 * KiB + 5] = 0x5a;
+    CU_ASSERT_EQUAL(memcmp(cc, all + 64 * KiB, 64 * KiB), 0);
+    free(all);
+
+    NVT_REQUIRE(nvrm_view_map(&client, o, 256 * KiB, 64 * KiB, &vb, &cb) == 0);
+    CU_ASSERT_PTR_NOT_EQUAL(vb, va);             /* outside: a view of its own */
+    s = nvt_stats();
+    CU_ASSERT_EQUAL(s.rm_maps, before.rm_maps + 2);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before.rm_mapped_bytes + (long)(192 * KiB));
+
+    nvrm_view_release(&client, o, va, ca, 128 * KiB, 0);
+    /* The mappings are MADV_DONTFORK, so a forked prober would see none:
+     * ask the kernel here instead (msync: ENOMEM where nothing is mapped). */
+    CU_ASSERT(msync(ca, 4096, MS_ASYNC) == -1 && errno == ENOMEM);
+    CU_ASSERT_EQUAL(msync(cb, 4096, MS_ASYNC), 0);
+    CU_ASSERT_EQUAL(msync(cc, 4096, MS_ASYNC), 0);
+    cc[7] = 0x77;                                /* still the GPU's bytes */
+    uint8_t byte = 0;
+    CU_ASSERT_EQUAL(tc.MemcpyDtoH(&byte, p + 64 * KiB + 7, 1), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(byte, 0x77);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps_live, before.rm_maps_live + 2); /* c holds va */
+    nvrm_view_release(&client, o, vc, cc, 64 * KiB, 0);
+    s = nvt_stats();
+    CU_ASSERT_EQUAL(s.rm_maps_live, before.rm_maps_live + 1);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before.rm_mapped_bytes + (long)(64 * KiB));
+
+    /* A revoked window belongs to the core: we leave it mapped as is. */
+    nvrm_view_release(&client, o, vb, cb, 64 * KiB, 1);
+    s = nvt_stats();
     CU_ASSERT_EQUAL(s.rm_maps_live, before.rm_maps_live);
+    CU_ASSERT_EQUAL(s.rm_mapped_bytes, before.rm_mapped_bytes);
     CU_ASSERT_EQUAL(s.cpu_maps_live, before.cpu_maps_live + 1); /* the core's piece */
     CU_ASSERT_EQUAL(munmap(cb, 64 * KiB), 0);                   /* as the core would */
     CU_ASSERT_EQUAL(nvt_stats().cpu_maps_live, before.cpu_maps_live);
@@ -270,8 +422,11 @@ static const struct gdrx_test_case unit_cases[] = {
     GDRX_TEST_CASE(test_status_errno),
     GDRX_TEST_CASE(test_version_policy),
     GDRX_TEST_CASE(test_trace_records),
+    GDRX_TEST_CASE(test_trace_handle_reuse),
+    GDRX_TEST_CASE(test_trace_install_chains),
+    GDRX_TEST_CASE(test_hmap),
     GDRX_TEST_CASE(test_import_from_fd),
-    GDRX_TEST_CASE(test_view_pages),
+    GDRX_TEST_CASE(test_view_windows),
     GDRX_TEST_END,
 };
 

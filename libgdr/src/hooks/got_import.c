@@ -117,7 +117,7 @@ int gdrx_got_patch_import(const char *object, const char *symbol, void *value, v
     }
     /* Set before writing: a slot written before a later one fails
      * already leads to value, which must find its way on. */
-    *previous = prev;
+    __atomic_store_n(previous, prev, __ATOMIC_RELEASE);
     w.pass = PASS_WRITE;
     w.accept[0] = w.seen;
     w.accept[1] = prev; /* the loader may have bound it meanwhile */

@@ -9,6 +9,8 @@ GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_cuda.c \
 	libgdr/src/nvrm/nvrm_client.h \
 	libgdr/src/nvrm/nvrm_client.c \
+	libgdr/src/nvrm/nvrm_hmap.h \
+	libgdr/src/nvrm/nvrm_hmap.c \
 	libgdr/src/nvrm/nvrm_trace.h \
 	libgdr/src/nvrm/nvrm_trace.c \
 	libgdr/src/nvrm/nvrm_object.h \

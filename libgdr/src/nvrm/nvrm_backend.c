@@ -6,8 +6,10 @@
  *
  * State is per process, shared by every gdrx context: one RM client (RM
  * clients belong to the process that made them), one table of duplicated
- * objects so a memory object is mapped once however many pins use it, and
- * the ioctl trace.  Contexts only count references.
+ * objects so pins of one memory object share our duplicate and, where
+ * their windows fit, its BAR1 views, and the ioctl trace (installed by the
+ * first open that passes the driver version checks).  Contexts only count
+ * references.
  *
  * fork(): a child inherits the parent's contexts, pins and mappings, but
  * the RM would refuse the parent's client to it, and freeing anything
@@ -28,6 +30,7 @@
 
 #include "backend.h"
 #include "cuda_loader.h"
+#include "hooks/got_import.h"
 #include "log.h"
 #include "nvrm_client.h"
 #include "nvrm_cuda.h"
@@ -51,7 +54,8 @@ struct nvrm_pin {
     pid_t               pid;
     struct nvrm_object *obj;
     uint64_t            off, len; /* the pinned window, in the object */
-    struct nvrm_view   *view;     /* while mapped */
+    struct nvrm_view   *view;     /* while mapped ... */
+    uint8_t            *cpu;      /* ... at this address */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -60,8 +64,18 @@ static struct nvrm_state *state;
 static struct nvrm_state *abandoned;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-static void lock_all(void) { pthread_mutex_lock(&lock); }
-static void unlock_all(void) { pthread_mutex_unlock(&lock); }
+/* fork() takes both locks in the documented order, so that neither is
+ * left held in the child by another thread. */
+static void lock_all(void)
+{
+    pthread_mutex_lock(&lock);
+    nvrm_trace_fork_lock();
+}
+static void unlock_all(void)
+{
+    nvrm_trace_fork_unlock();
+    pthread_mutex_unlock(&lock);
+}
 static void register_atfork(void) { pthread_atfork(lock_all, unlock_all, unlock_all); }
 
 static int nvrm_open(void **out)
@@ -80,6 +94,7 @@ static int nvrm_open(void **out)
     if (state && state->pid != b->pid) {
         gdrx_info("nvrm: new process (fork): setting the parent's RM client aside");
         nvrm_client_abandon(&state->client);
+        nvrm_object_abandon_all(state->objects);
         state->abandoned_next = abandoned;
         abandoned = state;
         state = NULL;
@@ -99,16 +114,15 @@ static int nvrm_open(void **out)
         }
         s->pid = b->pid;
         state = s;
-        /* Normally done when libgdrx was loaded; this catches a libcuda
-         * the dlopen hook did not see come, and GDRX_NVRM_TRACE=0. */
-        rc = nvrm_trace_install();
+        /* Only now: the driver version passed nvrm_client_open's checks
+         * (the trace reads layouts validated for those branches only) and
+         * libcuda is loaded. */
+        rc = nvrm_trace_install(gdrx_got_patch_import);
         if (rc)
             gdrx_warn("nvrm: cannot watch libcuda's ioctls (%s); only GDRX_NVRM_IPC=1 and "
                       "exported VMM memory can be pinned", strerror(-rc));
         else
-            gdrx_info("nvrm: CUDA memory is traced since %s",
-                      nvrm_trace_since() == NVRM_TRACE_SINCE_LOAD ? "libgdrx was loaded"
-                                                                  : "this gdrx_open");
+            gdrx_info("nvrm: CUDA memory mapped from now on is traced");
     }
     state->refs++;
     pthread_mutex_unlock(&lock);
@@ -230,7 +244,7 @@ static int nvrm_unpin(void *bctx, struct gdrx_backend_pin *bp)
     /* Still mapped here means the core revoked the mapping (backend.h):
      * the range is the core's now. */
     if (p->view)
-        nvrm_view_release(&s->client, p->obj, p->view, p->off, p->len, 1);
+        nvrm_view_release(&s->client, p->obj, p->view, p->cpu, p->len, 1);
     nvrm_object_put(&s->client, &s->objects, p->obj);
     pthread_mutex_unlock(&lock);
     free(p);
@@ -248,6 +262,8 @@ static int nvrm_map(void *bctx, struct gdrx_backend_pin *bp)
     if (rc)
         return rc;
     rc = p->view ? -EEXIST : nvrm_view_map(&s->client, p->obj, p->off, p->len, &p->view, &cpu);
+    if (rc == 0)
+        p->cpu = cpu;
     pthread_mutex_unlock(&lock);
     if (rc)
         return rc;
@@ -267,8 +283,9 @@ static int nvrm_unmap(void *bctx, struct gdrx_backend_pin *bp)
     if (rc)
         return rc;
     if (p->view) {
-        nvrm_view_release(&s->client, p->obj, p->view, p->off, p->len, 0);
+        nvrm_view_release(&s->client, p->obj, p->view, p->cpu, p->len, 0);
         p->view = NULL;
+        p->cpu = NULL;
     } else {
         rc = -EINVAL;
     }

@@ -143,15 +143,13 @@ int nvrm_discover(struct nvrm_client *c, const struct gdrx_pin_req *req,
     if (rc == -ENOENT)
         rc = from_vmm_export(c, req, src);
     if (rc == -ENOENT)
-        gdrx_err("nvrm: no RM handle known for %#llx: CUDA mapped its memory before %s, when "
-                 "libcuda's ioctls were not yet watched; load libgdrx before CUDA allocates "
-                 "(link it, or LD_PRELOAD=libgdrx.so.0), set GDRX_NVRM_IPC=1, or use "
+        gdrx_err("nvrm: no RM handle known for %#llx: CUDA mapped its memory before %s; "
+                 "open the gdrx context before CUDA allocates, set GDRX_NVRM_IPC=1, or use "
                  "cuMemCreate with a POSIX fd handle type (docs/nvrm.md)",
                  (unsigned long long)req->dptr,
-                 nvrm_trace_since() == NVRM_TRACE_SINCE_LOAD ? "libgdrx was loaded"
-                 : nvrm_trace_installed() ? "the first gdrx_open (GDRX_NVRM_TRACE=0, or "
-                                            "libcuda loaded unseen)"
-                                          : "any trace (libcuda's ioctl import not found)");
+                 nvrm_trace_installed() ? "the first nvrm gdrx_open started watching "
+                                          "libcuda's ioctls"
+                                        : "any trace (libcuda's ioctl import not found)");
     if (rc == 0)
         src->min_size = src->obj_off + req->win_size;
     return rc;

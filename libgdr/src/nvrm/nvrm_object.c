@@ -17,14 +17,6 @@
 #include "log.h"
 #include "nvrm_rm.h"
 
-/* State of each 64 KiB page of a view. */
-enum {
-    PG_FRESH = 0, /* mapped, never handed to a pin */
-    PG_HELD,      /* part of a mapped pin's window */
-    PG_PUNCHED,   /* was held; now our PROT_NONE placeholder */
-    PG_CORE,      /* was held; the core replaced it and will unmap it */
-};
-
 static int key_matches(const struct nvrm_object *o, int ordinal, const struct nvrm_source *s)
 {
     if (o->ordinal != ordinal || o->kind != s->kind)
@@ -161,7 +153,7 @@ int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordina
     o->h_memory = h;
     o->size = size;
     o->refs = 1;
-    o->linked = 1;
+    o->state = NVRM_OBJ_FINDABLE;
     o->next = *list;
     *list = o;
     gdrx_dbg("nvrm: object 0x%x (%#llx bytes) on device %d", h, (unsigned long long)size,
@@ -170,9 +162,19 @@ int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordina
     return 0;
 }
 
+void nvrm_object_abandon_all(struct nvrm_object *list)
+{
+    for (struct nvrm_object *o = list; o; o = o->next)
+        for (struct nvrm_view *v = o->views; v; v = v->next)
+            if (v->fd >= 0) {
+                close(v->fd);
+                v->fd = -1;
+            }
+}
+
 void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o)
 {
-    if (!o->linked)
+    if (o->state != NVRM_OBJ_FINDABLE)
         return;
     for (struct nvrm_object **pp = list; *pp; pp = &(*pp)->next) {
         if (*pp == o) {
@@ -181,47 +183,24 @@ void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o)
         }
     }
     o->next = NULL;
-    o->linked = 0;
+    o->state = NVRM_OBJ_ORPHANED;
 }
 
-static size_t pages_of(uint64_t len)
-{
-    return (size_t)((len + NVRM_PAGE_SIZE - 1) >> NVRM_PAGE_SHIFT);
-}
-
-/* Unmap every page of v we still own (not the core's), then give the RM
- * mapping back. */
+/* Give the RM mapping back; every pin's CPU mapping of it is gone. */
 static void view_destroy(struct nvrm_client *c, struct nvrm_object *o, struct nvrm_view *v)
 {
-    size_t n = pages_of(v->len);
-    for (size_t i = 0; i < n;) {
-        if (v->page[i] == PG_CORE) {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < n && v->page[j] != PG_CORE)
-            j++;
-        uint64_t start = (uint64_t)i << NVRM_PAGE_SHIFT;
-        uint64_t end = (uint64_t)j << NVRM_PAGE_SHIFT;
-        if (end > v->len)
-            end = v->len;
-        if (munmap(v->cpu + start, end - start) != 0)
-            gdrx_warn("nvrm: munmap of a view failed: %s", strerror(errno));
-        i = j;
-    }
     int rc = nvrm_rm_unmap(c->ctl_fd, c->h_client, c->gpus[o->ordinal].h_device, o->h_memory,
                            v->linear);
     if (rc)
         gdrx_warn("nvrm: RM_UNMAP_MEMORY failed: %s (%s)", strerror(-rc),
                   nvrm_status_name(nvrm_last_status()));
+    close(v->fd);
     for (struct nvrm_view **pp = &o->views; *pp; pp = &(*pp)->next) {
         if (*pp == v) {
             *pp = v->next;
             break;
         }
     }
-    free(v->page);
     free(v);
 }
 
@@ -238,55 +217,63 @@ void nvrm_object_put(struct nvrm_client *c, struct nvrm_object **list, struct nv
     free(o);
 }
 
-/* A new RM mapping of [off, off+len) of o, mmapped on a fresh /dev/nvidiaN
- * (the kernel keeps one mmap context per open file). */
+/* A new RM mapping of [off, off+len) of o on a fresh /dev/nvidiaN (the
+ * kernel keeps one mmap context per open file), kept open for the mmaps. */
 static int view_create(struct nvrm_client *c, struct nvrm_object *o, uint64_t off,
                        uint64_t len, struct nvrm_view **out)
 {
     const struct nvrm_gpu *g = &c->gpus[o->ordinal];
     char path[32];
-    uint64_t linear = 0;
 
     snprintf(path, sizeof(path), "/dev/nvidia%d", g->minor);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
+    struct nvrm_view *v = calloc(1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    v->fd = open(path, O_RDWR | O_CLOEXEC);
+    if (v->fd < 0) {
         int e = errno;
         gdrx_err("nvrm: cannot open %s: %s", path, strerror(e));
+        free(v);
         return -e;
     }
-    struct nvrm_view *v = calloc(1, sizeof(*v));
-    uint8_t *pages = calloc(pages_of(len), 1);
-    int rc = (!v || !pages) ? -ENOMEM : 0;
-    if (rc == 0)
-        rc = nvrm_rm_map(c->ctl_fd, c->h_client, g->h_device, o->h_memory, off, len, fd,
-                         &linear);
+    int rc = nvrm_rm_map(c->ctl_fd, c->h_client, g->h_device, o->h_memory, off, len, v->fd,
+                         &v->linear);
     if (rc) {
         gdrx_err("nvrm: RM_MAP_MEMORY of %#llx bytes at %#llx failed: %s (%s)",
                  (unsigned long long)len, (unsigned long long)off, strerror(-rc),
                  nvrm_status_name(nvrm_last_status()));
-    } else {
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) {
-            rc = -errno;
-            gdrx_err("nvrm: mmap of %s failed: %s", path, strerror(-rc));
-            nvrm_rm_unmap(c->ctl_fd, c->h_client, g->h_device, o->h_memory, linear);
-        } else {
-            v->cpu = p;
-        }
-    }
-    close(fd); /* the mapping keeps the file */
-    if (rc) {
-        free(pages);
+        close(v->fd);
         free(v);
         return rc;
     }
     v->obj_off = off;
     v->len = len;
-    v->linear = linear;
-    v->page = pages;
     v->next = o->views;
     o->views = v;
     *out = v;
+    return 0;
+}
+
+/* Map all of v (the driver maps a context only whole), keep [off, off+len)
+ * of the object and unmap the rest.  The result is MADV_DONTFORK. */
+static int view_mmap(const struct nvrm_view *v, uint64_t off, uint64_t len, uint8_t **cpu)
+{
+    uint8_t *base = mmap(NULL, v->len, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+    if (base == MAP_FAILED) {
+        int e = errno;
+        gdrx_err("nvrm: mmap of a BAR1 view failed: %s", strerror(e));
+        return -e;
+    }
+    uint64_t head = off - v->obj_off, tail = v->len - head - len;
+    uint8_t *p = base + head;
+    if ((head && munmap(base, head) != 0) || (tail && munmap(p + len, tail) != 0) ||
+        madvise(p, len, MADV_DONTFORK) != 0) {
+        int e = errno;
+        gdrx_err("nvrm: cannot trim or protect a BAR1 mapping: %s", strerror(e));
+        munmap(base, v->len);
+        return -e;
+    }
+    *cpu = p;
     return 0;
 }
 
@@ -296,51 +283,33 @@ int nvrm_view_map(struct nvrm_client *c, struct nvrm_object *o, uint64_t off, ui
     if ((off | len) & (NVRM_PAGE_SIZE - 1) || len == 0 || off > o->size || len > o->size - off)
         return -EINVAL;
     struct nvrm_view *v;
-    for (v = o->views; v; v = v->next) {
-        if (off < v->obj_off || off + len > v->obj_off + v->len)
-            continue;
-        size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT);
-        size_t k = 0, n = pages_of(len);
-        while (k < n && v->page[first + k] == PG_FRESH)
-            k++;
-        if (k == n)
+    for (v = o->views; v; v = v->next)
+        if (off >= v->obj_off && off + len <= v->obj_off + v->len)
             break;
-    }
+    int made = 0;
     if (!v) {
-        uint64_t voff = off, vlen = len;
-        if (!o->views && o->size <= NVRM_WHOLE_OBJECT_MAX) {
-            voff = 0;
-            vlen = o->size & ~(uint64_t)0xfff;
-        }
-        int rc = view_create(c, o, voff, vlen, &v);
+        int rc = view_create(c, o, off, len, &v);
         if (rc)
             return rc;
+        made = 1;
     }
-    size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT), n = pages_of(len);
-    memset(v->page + first, PG_HELD, n);
-    v->mapped_pages += n;
+    int rc = view_mmap(v, off, len, cpu);
+    if (rc) {
+        if (made)
+            view_destroy(c, o, v);
+        return rc;
+    }
+    v->refs++;
     *view = v;
-    *cpu = v->cpu + (off - v->obj_off);
     return 0;
 }
 
 void nvrm_view_release(struct nvrm_client *c, struct nvrm_object *o, struct nvrm_view *v,
-                       uint64_t off, uint64_t len, int revoked)
+                       uint8_t *cpu, uint64_t len, int revoked)
 {
-    size_t first = (size_t)((off - v->obj_off) >> NVRM_PAGE_SHIFT), n = pages_of(len);
-    uint8_t *cpu = v->cpu + (off - v->obj_off);
-    uint64_t bytes = off + len > v->obj_off + v->len ? v->obj_off + v->len - off : len;
-
-    if (!revoked) {
-        /* Late accesses fault, and the range stays ours so no other
-         * mapping can appear inside the view. */
-        void *p = mmap(cpu, bytes, PROT_NONE,
-                       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED && mprotect(cpu, bytes, PROT_NONE) != 0)
-            gdrx_err("nvrm: cannot make an unmapped range inaccessible: %s", strerror(errno));
-    }
-    memset(v->page + first, revoked ? PG_CORE : PG_PUNCHED, n);
-    v->mapped_pages -= n;
-    if (v->mapped_pages == 0)
+    /* Late accesses through an unmapped pin fault. */
+    if (!revoked && munmap(cpu, len) != 0)
+        gdrx_warn("nvrm: munmap of a BAR1 mapping failed: %s", strerror(errno));
+    if (--v->refs == 0)
         view_destroy(c, o, v);
 }

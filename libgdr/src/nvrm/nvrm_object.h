@@ -10,17 +10,17 @@
  * An object whose source CUDA freed is unlinked from lookups at once, so
  * a handle value CUDA reuses for new memory gets a new object.
  *
- * Views.  One RM_MAP_MEMORY (BAR1 space and a mapping slot) and one mmap of
- * it.  The first view of an object maps the whole object (up to
- * NVRM_WHOLE_OBJECT_MAX, else just the window asked for), so every pin of
- * the object shares it.  Within a view each 64 KiB page is handed to at
- * most one mapped pin, ever: when that pin is unmapped its pages are
- * replaced by PROT_NONE (late accesses fault) and never handed out again;
- * a pin that needs such a page, or a page another mapped pin holds, gets a
- * new view of just its window.  The core may also revoke a pin's window
- * (PROT_NONE of its own, see backend.h); those pages are the core's until
- * it unmaps them, and we never touch them again.  A view with no mapped
- * pin left is torn down: its other pages unmapped, then RM_UNMAP_MEMORY.
+ * Views.  One RM_MAP_MEMORY (BAR1 space and a mapping slot) of part of an
+ * object, and the /dev/nvidiaN fd that holds its mmap context.  A view is
+ * made for the window of the pin that first needs it, never more, so BAR1
+ * use follows what is pinned and no neighbouring memory is exposed.  A
+ * later pin whose window lies inside an existing view shares it: every
+ * mapped pin gets an mmap of its own (the fd's context allows any number),
+ * trimmed to its window, so a pin's CPU range is never another pin's and
+ * the core may revoke it alone (PROT_NONE, backend.h).  Mappings are
+ * MADV_DONTFORK: the driver's VMA is not VM_DONTCOPY, and a forked child
+ * must not reach the parent's GPU memory.  The last mapped pin's release
+ * gives the view back (RM_UNMAP_MEMORY, close).
  *
  * Callers hold the backend lock.
  */
@@ -34,22 +34,26 @@
 
 #define NVRM_PAGE_SHIFT 16
 #define NVRM_PAGE_SIZE  (1ull << NVRM_PAGE_SHIFT)
-#define NVRM_WHOLE_OBJECT_MAX (1ull << 30)
 
 enum nvrm_obj_kind { NVRM_OBJ_DUP = 1, NVRM_OBJ_IMPORT = 2 };
 
 struct nvrm_view {
     struct nvrm_view *next;
     uint64_t          obj_off, len;  /* part of the object mapped */
-    uint8_t          *cpu;
+    int               fd;            /* /dev/nvidiaN holding the mmap context */
     uint64_t          linear;        /* RM's token for RM_UNMAP_MEMORY */
-    uint8_t          *page;          /* per 64 KiB page: enum in .c */
-    size_t            mapped_pages;  /* pages held by mapped pins */
+    unsigned          refs;          /* mapped pins */
+};
+
+/* Whether lookups still find an object (its source may have been freed). */
+enum nvrm_obj_state {
+    NVRM_OBJ_FINDABLE = 1, /* in the lookup list: new pins of its key share it */
+    NVRM_OBJ_ORPHANED,     /* CUDA freed the source: kept for its pins only */
 };
 
 struct nvrm_object {
-    struct nvrm_object *next;        /* in the lookup list while linked */
-    int                 linked;
+    struct nvrm_object *next;        /* in the lookup list while FINDABLE */
+    enum nvrm_obj_state state;
     int                 ordinal;     /* CUDA device */
     enum nvrm_obj_kind  kind;
     nvrm_handle_t       src_client, src_memory; /* NVRM_OBJ_DUP */
@@ -79,16 +83,20 @@ int nvrm_object_get(struct nvrm_client *c, struct nvrm_object **list, int ordina
                     struct nvrm_source *src, struct nvrm_object **out);
 /* Drop a reference; the last frees our handle. */
 void nvrm_object_put(struct nvrm_client *c, struct nvrm_object **list, struct nvrm_object *o);
+/* In a forked child: close our copies of the views' fds, touching no RM
+ * state and no mapping (both are the parent's). */
+void nvrm_object_abandon_all(struct nvrm_object *list);
 /* Stop finding o by its key (its source was freed). */
 void nvrm_object_unlink(struct nvrm_object **list, struct nvrm_object *o);
 
-/* CPU address of [off, off+len) of o (64 KiB aligned) in a view whose pages
- * there are fresh; the pages are marked held.  0 or -errno. */
+/* A CPU mapping of exactly [off, off+len) of o (64 KiB aligned), in a
+ * view that covers it (made if none does).  0 or -errno; on failure
+ * nothing is left behind. */
 int nvrm_view_map(struct nvrm_client *c, struct nvrm_object *o, uint64_t off, uint64_t len,
                   struct nvrm_view **view, uint8_t **cpu);
-/* Release the pages of [off, off+len) in view.  revoked = 0: we make them
- * PROT_NONE; revoked = 1: the core already did and owns the range. */
+/* Drop a pin's mapping cpu (len bytes) of view.  revoked = 0: we unmap it;
+ * revoked = 1: the core replaced it and owns the range. */
 void nvrm_view_release(struct nvrm_client *c, struct nvrm_object *o, struct nvrm_view *view,
-                       uint64_t off, uint64_t len, int revoked);
+                       uint8_t *cpu, uint64_t len, int revoked);
 
 #endif /* GDRX_NVRM_OBJECT_H */

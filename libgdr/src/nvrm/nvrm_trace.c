@@ -1,12 +1,12 @@
 /*
- * nvrm_trace.c - the ioctl wrapper patched into libcuda and the two tables
- * it keeps: VA records (sorted by base) and live source objects.
+ * nvrm_trace.c - the ioctl wrapper patched into libcuda and the tables it
+ * keeps: VA records (sorted by base), live source objects and the RM
+ * objects (clients, devices) whose free kills the memory under them.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "nvrm_trace.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,8 +16,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "hooks/got_import.h"
 #include "log.h"
+#include "nvrm_hmap.h"
 
 struct va_record {
     uint64_t      base, length, offset;
@@ -25,25 +25,27 @@ struct va_record {
     uint64_t      serial;
 };
 
-struct source {
-    nvrm_handle_t h_client, h_memory;
-    nvrm_handle_t h_parent; /* 0 when unknown */
-    uint64_t      serial;
-};
-
-/* Lock order: leaf.  Never held while calling out of this file. */
+/*
+ * Lock order: leaf.  Never held while calling out of this file.
+ * srcs:  (client, memory) -> a = serial, b = parent handle (0 if unknown).
+ * conts: (client, client) and (client, device) -> a = the serial counter's
+ *        value when it was last freed (0: never).  A source is dead once
+ *        its client or parent was freed after it got its serial, so an
+ *        RM_FREE of a whole device or client costs one hash update too.
+ */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     pid_t             pid;     /* the process the tables describe */
     struct va_record *recs;    /* sorted by base, non-overlapping */
     size_t            nrecs, caprecs;
-    struct source    *srcs;
-    size_t            nsrcs, capsrcs;
+    struct nvrm_hmap  srcs, conts;
     uint64_t          next_serial;
 } t;
 
-static int installed;      /* libcuda's ioctl import points at trace_ioctl */
-static void *real_ioctl_ptr;
+/* What libcuda's slot held before we patched it: the call we chain to. */
+static void *chain_ioctl;
+static int installed;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Tables inherited over fork describe the parent's CUDA: start over. */
 static void check_owner_locked(void)
@@ -52,45 +54,60 @@ static void check_owner_locked(void)
     if (t.pid == me)
         return;
     free(t.recs);
-    free(t.srcs);
+    nvrm_hmap_clear(&t.srcs);
+    nvrm_hmap_clear(&t.conts);
     memset(&t, 0, sizeof(t));
     t.pid = me;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+static int container_freed_after(nvrm_handle_t c, nvrm_handle_t h, uint64_t serial)
 {
-    if (n < *cap)
+    const struct nvrm_hmap_entry *e = nvrm_hmap_get(&t.conts, nvrm_hmap_key(c, h));
+    return e && e->a > serial;
+}
+
+static int source_live_locked(nvrm_handle_t c, nvrm_handle_t m, uint64_t serial)
+{
+    const struct nvrm_hmap_entry *e = nvrm_hmap_get(&t.srcs, nvrm_hmap_key(c, m));
+    if (!e || e->a != serial)
         return 0;
-    size_t ncap = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, ncap * elem);
+    return !container_freed_after(c, c, serial) &&
+           !(e->b && container_freed_after(c, (nvrm_handle_t)e->b, serial));
+}
+
+/* Remember container (c, h) so that its RM_FREE is noticed. */
+static int watch_container_locked(nvrm_handle_t c, nvrm_handle_t h)
+{
+    int is_new;
+    return nvrm_hmap_put(&t.conts, nvrm_hmap_key(c, h), &is_new) ? 0 : -ENOMEM;
+}
+
+/* The live source (c, m), made live with a new serial when unknown, dead,
+ * or `fresh` (an RM_ALLOC creates a new object whatever we knew). */
+static struct nvrm_hmap_entry *adopt_locked(nvrm_handle_t c, nvrm_handle_t m, int fresh)
+{
+    int is_new;
+    if (watch_container_locked(c, c))
+        return NULL;
+    struct nvrm_hmap_entry *e = nvrm_hmap_put(&t.srcs, nvrm_hmap_key(c, m), &is_new);
+    if (e && (is_new || fresh || !source_live_locked(c, m, e->a))) {
+        e->a = ++t.next_serial;
+        e->b = 0;
+    }
+    return e;
+}
+
+static int grow_recs(void)
+{
+    if (t.nrecs < t.caprecs)
+        return 0;
+    size_t ncap = t.caprecs ? t.caprecs * 2 : 64;
+    void *p = realloc(t.recs, ncap * sizeof(*t.recs));
     if (!p)
         return -ENOMEM;
-    *arr = p;
-    *cap = ncap;
+    t.recs = p;
+    t.caprecs = ncap;
     return 0;
-}
-
-static struct source *find_source_locked(nvrm_handle_t c, nvrm_handle_t m)
-{
-    for (size_t i = 0; i < t.nsrcs; i++)
-        if (t.srcs[i].h_client == c && t.srcs[i].h_memory == m)
-            return &t.srcs[i];
-    return NULL;
-}
-
-static struct source *adopt_locked(nvrm_handle_t c, nvrm_handle_t m)
-{
-    struct source *s = find_source_locked(c, m);
-    if (s)
-        return s;
-    if (grow((void **)&t.srcs, &t.capsrcs, t.nsrcs, sizeof(*t.srcs)))
-        return NULL;
-    s = &t.srcs[t.nsrcs++];
-    s->h_client = c;
-    s->h_memory = m;
-    s->h_parent = 0;
-    s->serial = ++t.next_serial;
-    return s;
 }
 
 /* First record whose end lies above va (binary search). */
@@ -121,12 +138,14 @@ static void drop_range_locked(uint64_t base, uint64_t length)
 
 static void add_record_locked(const struct nvrm_uvm_map_external *p)
 {
-    struct source *s = adopt_locked(p->h_client, p->h_memory);
-    if (!s || p->length == 0 || p->base + p->length < p->base)
+    if (p->length == 0 || p->base + p->length < p->base)
         return;
-    uint64_t serial = s->serial;
+    const struct nvrm_hmap_entry *s = adopt_locked(p->h_client, p->h_memory, 0);
+    if (!s)
+        return;
+    uint64_t serial = s->a;
     drop_range_locked(p->base, p->length);
-    if (grow((void **)&t.recs, &t.caprecs, t.nrecs, sizeof(*t.recs)))
+    if (grow_recs())
         return;
     size_t i = first_above_locked(p->base);
     memmove(&t.recs[i + 1], &t.recs[i], (t.nrecs - i) * sizeof(*t.recs));
@@ -136,26 +155,15 @@ static void add_record_locked(const struct nvrm_uvm_map_external *p)
     t.nrecs++;
 }
 
-/* RM_FREE of (c, obj): obj may be the client, a device, or memory. */
+/* RM_FREE of (c, obj): obj may be memory, a device, or the client itself.
+ * Records of the memory die lazily (nvrm_trace_lookup checks the serial). */
 static void object_freed_locked(nvrm_handle_t c, nvrm_handle_t obj)
 {
-    int whole_client = obj == c;
-    size_t k = 0;
-    for (size_t i = 0; i < t.nsrcs; i++) {
-        const struct source *s = &t.srcs[i];
-        if (s->h_client == c && (whole_client || s->h_memory == obj || s->h_parent == obj))
-            continue; /* dies */
-        t.srcs[k++] = *s;
-    }
-    t.nsrcs = k;
-    k = 0;
-    for (size_t i = 0; i < t.nrecs; i++) {
-        const struct va_record *r = &t.recs[i];
-        if (r->h_client == c && !find_source_locked(c, r->h_memory))
-            continue;
-        t.recs[k++] = *r;
-    }
-    t.nrecs = k;
+    uint64_t key = nvrm_hmap_key(c, obj);
+    nvrm_hmap_del(&t.srcs, key);
+    struct nvrm_hmap_entry *e = nvrm_hmap_get(&t.conts, key);
+    if (e)
+        e->a = ++t.next_serial;
 }
 
 /* The /dev/nvidia-uvm commands are plain numbers, so the fd is checked. */
@@ -170,28 +178,33 @@ static int is_uvm_fd(int fd)
     return strcmp(target, "/dev/nvidia-uvm") == 0;
 }
 
+static void observe_uvm(int fd, unsigned long req, void *arg)
+{
+    if (!is_uvm_fd(fd))
+        return;
+    pthread_mutex_lock(&trace_lock);
+    check_owner_locked();
+    if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION) {
+        const struct nvrm_uvm_map_external *p = arg;
+        if (p->status == NVRM_OK)
+            add_record_locked(p);
+    } else if (req == NVRM_UVM_FREE) {
+        const struct nvrm_uvm_free *p = arg;
+        drop_range_locked(p->base, p->length ? p->length : 1);
+    } else {
+        const struct nvrm_uvm_unmap_external *p = arg;
+        drop_range_locked(p->base, p->length);
+    }
+    pthread_mutex_unlock(&trace_lock);
+}
+
 void nvrm_trace_observe(int fd, unsigned long req, void *arg)
 {
     if (!arg)
         return;
     if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
         req == NVRM_UVM_UNMAP_EXTERNAL) {
-        if (!is_uvm_fd(fd))
-            return;
-        pthread_mutex_lock(&trace_lock);
-        check_owner_locked();
-        if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION) {
-            const struct nvrm_uvm_map_external *p = arg;
-            if (p->status == NVRM_OK)
-                add_record_locked(p);
-        } else if (req == NVRM_UVM_FREE) {
-            const struct nvrm_uvm_free *p = arg;
-            drop_range_locked(p->base, p->length ? p->length : 1);
-        } else {
-            const struct nvrm_uvm_unmap_external *p = arg;
-            drop_range_locked(p->base, p->length);
-        }
-        pthread_mutex_unlock(&trace_lock);
+        observe_uvm(fd, req, arg);
         return;
     }
     if (_IOC_TYPE(req) != NVRM_IOCTL_MAGIC)
@@ -216,27 +229,36 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
             return;
         pthread_mutex_lock(&trace_lock);
         check_owner_locked();
-        struct source *s = adopt_locked(a->h_root, a->h_new);
-        if (s)
-            s->h_parent = a->h_parent;
+        /* The parent first: its entry must exist before the source's
+         * serial is taken, so a later free of it is ordered after. */
+        if (watch_container_locked(a->h_root, a->h_parent) == 0) {
+            struct nvrm_hmap_entry *s = adopt_locked(a->h_root, a->h_new, 1);
+            if (s)
+                s->b = a->h_parent;
+        }
         pthread_mutex_unlock(&trace_lock);
     }
 }
 
 /* The only requests nvrm_trace_observe() looks at, tested on the request
- * number alone: most of libcuda's ioctls (RM_CONTROL above all) leave the
- * wrapper after these few compares, without touching errno or a lock. */
+ * number alone: an ioctl that is neither UVM nor RM leaves after two
+ * compares, RM_CONTROL (libcuda's most frequent) after three, without
+ * touching errno or a lock. */
+_Static_assert(NVRM_ESC_RM_ALLOC == NVRM_ESC_RM_FREE + 2, "one compare finds FREE and ALLOC");
+_Static_assert(NVRM_UVM_MAP_EXTERNAL_ALLOCATION < 128 && NVRM_UVM_FREE < 128 &&
+                   NVRM_UVM_UNMAP_EXTERNAL < 128, "UVM commands are small numbers");
 static inline int trace_wants(unsigned long req)
 {
-    if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
-        req == NVRM_UVM_UNMAP_EXTERNAL)
-        return 1;
+    if (__builtin_expect(req < 128, 0)) /* UVM's commands are plain numbers */
+        return req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION || req == NVRM_UVM_FREE ||
+               req == NVRM_UVM_UNMAP_EXTERNAL;
     if (_IOC_TYPE(req) != NVRM_IOCTL_MAGIC)
         return 0;
-    return _IOC_NR(req) == NVRM_ESC_RM_FREE || _IOC_NR(req) == NVRM_ESC_RM_ALLOC;
+    return ((_IOC_NR(req) - NVRM_ESC_RM_FREE) | 2u) == 2u; /* FREE or ALLOC */
 }
 
-/* What libcuda's `ioctl` slot points at once installed. */
+/* What libcuda's `ioctl` slot points at once installed.  It calls what
+ * the slot held before, so an earlier patcher still sees every call. */
 static int trace_ioctl(int fd, unsigned long req, ...)
 {
     va_list ap;
@@ -244,12 +266,11 @@ static int trace_ioctl(int fd, unsigned long req, ...)
     void *arg = va_arg(ap, void *);
     va_end(ap);
 
-    int (*real)(int, unsigned long, ...) = NULL;
-    void *p = __atomic_load_n(&real_ioctl_ptr, __ATOMIC_ACQUIRE);
-    if (!p)
-        p = dlsym(RTLD_DEFAULT, "ioctl");
-    memcpy(&real, &p, sizeof(p));
-    int rc = real(fd, req, arg);
+    int (*next)(int, unsigned long, ...) = ioctl; /* only if the patcher broke its contract */
+    void *p = __atomic_load_n(&chain_ioctl, __ATOMIC_ACQUIRE);
+    if (p)
+        memcpy(&next, &p, sizeof(p));
+    int rc = next(fd, req, arg);
     if (rc == 0 && trace_wants(req)) {
         int saved = errno;
         nvrm_trace_observe(fd, req, arg);
@@ -258,34 +279,19 @@ static int trace_ioctl(int fd, unsigned long req, ...)
     return rc;
 }
 
-static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
-static int registered;                     /* under install_lock */
-static enum nvrm_trace_since since = NVRM_TRACE_OFF; /* under install_lock */
-
-/* Patch libcuda's ioctl import (only libcuda's, only once it is loaded);
- * the previous slot value is what trace_ioctl calls. */
-static int register_locked(void)
+int nvrm_trace_install(nvrm_patch_slot_fn patch)
 {
-    if (registered)
-        return 0;
-    int rc = gdrx_got_patch_import("libcuda.so", "ioctl", (void *)trace_ioctl, &real_ioctl_ptr);
-    if (rc == 0 || rc == -EEXIST)
-        registered = 1;
-    return rc == -EEXIST ? 0 : rc;
-}
-
-int nvrm_trace_install(void)
-{
-    int rc = 0;
-
+    if (!patch)
+        return -EINVAL;
     pthread_mutex_lock(&install_lock);
+    int rc = 0;
     if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE)) {
-        rc = register_locked();
-        if (registered) {
-            if (since == NVRM_TRACE_OFF)
-                since = NVRM_TRACE_SINCE_OPEN; /* deferred (GDRX_NVRM_TRACE=0) */
+        rc = patch("libcuda.so", "ioctl", (void *)trace_ioctl, &chain_ioctl);
+        /* -EEXIST: a previous install of ours, chain_ioctl already set */
+        if (rc == -EEXIST && __atomic_load_n(&chain_ioctl, __ATOMIC_ACQUIRE))
+            rc = 0;
+        if (rc == 0)
             __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
-        }
     }
     pthread_mutex_unlock(&install_lock);
     return rc;
@@ -296,49 +302,8 @@ int nvrm_trace_installed(void)
     return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
 }
 
-enum nvrm_trace_since nvrm_trace_since(void)
-{
-    pthread_mutex_lock(&install_lock);
-    enum nvrm_trace_since s = since;
-    pthread_mutex_unlock(&install_lock);
-    return s;
-}
-
-/* A fork while another thread holds trace_lock would leave it held in the
- * child, whose next traced ioctl would hang.  Registered at load, before
- * the backend registers its own handler, so that fork takes the backend's
- * lock first and this leaf lock second (prepare handlers run in reverse
- * order of registration), as everywhere else. */
-static void trace_fork_prepare(void) { pthread_mutex_lock(&trace_lock); }
-static void trace_fork_release(void) { pthread_mutex_unlock(&trace_lock); }
-
-/*
- * Watch libcuda's ioctls from the moment libgdrx is loaded, not from the
- * first gdrx_open: CUDA sub-allocates small buffers from chunks it maps
- * early (at context creation, at the first allocation), and a chunk
- * mapped before the trace is unknown to it for good.  If libcuda is not
- * loaded yet, the dlopen hook patches it when it comes.  Cost for a
- * process that never uses the nvrm backend: a few compares per libcuda
- * ioctl, plus one small record per CUDA memory object.
- * GDRX_NVRM_TRACE=0 defers it to the first nvrm gdrx_open (memory
- * mapped before that then needs GDRX_NVRM_IPC=1, docs/nvrm.md).
- * Builds that compile this file into a test program define
- * NVRM_TRACE_NO_LOAD_HOOK: the program's copy then waits to be asked.
- */
-__attribute__((constructor)) static void nvrm_trace_at_load(void)
-{
-    (void)pthread_atfork(trace_fork_prepare, trace_fork_release, trace_fork_release);
-#ifndef NVRM_TRACE_NO_LOAD_HOOK
-    const char *v = getenv("GDRX_NVRM_TRACE");
-    if (v && strcmp(v, "0") == 0)
-        return;
-    pthread_mutex_lock(&install_lock);
-    (void)register_locked(); /* on failure, nvrm_trace_install() retries */
-    if (registered)
-        since = NVRM_TRACE_SINCE_LOAD;
-    pthread_mutex_unlock(&install_lock);
-#endif
-}
+void nvrm_trace_fork_lock(void) { pthread_mutex_lock(&trace_lock); }
+void nvrm_trace_fork_unlock(void) { pthread_mutex_unlock(&trace_lock); }
 
 int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out)
 {
@@ -348,10 +313,14 @@ int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out)
     size_t i = first_above_locked(va);
     if (i < t.nrecs && t.recs[i].base <= va) {
         const struct va_record *r = &t.recs[i];
-        *out = (struct nvrm_trace_hit){ .base = r->base, .length = r->length,
-                                         .offset = r->offset, .h_client = r->h_client,
-                                         .h_memory = r->h_memory, .serial = r->serial };
-        rc = 0;
+        if (source_live_locked(r->h_client, r->h_memory, r->serial)) {
+            *out = (struct nvrm_trace_hit){ .base = r->base, .length = r->length,
+                                             .offset = r->offset, .h_client = r->h_client,
+                                             .h_memory = r->h_memory, .serial = r->serial };
+            rc = 0;
+        } else {
+            drop_range_locked(r->base, r->length); /* its object was freed */
+        }
     }
     pthread_mutex_unlock(&trace_lock);
     return rc;
@@ -361,8 +330,8 @@ uint64_t nvrm_trace_adopt(nvrm_handle_t h_client, nvrm_handle_t h_memory)
 {
     pthread_mutex_lock(&trace_lock);
     check_owner_locked();
-    struct source *s = adopt_locked(h_client, h_memory);
-    uint64_t serial = s ? s->serial : 0;
+    const struct nvrm_hmap_entry *s = adopt_locked(h_client, h_memory, 0);
+    uint64_t serial = s ? s->a : 0;
     pthread_mutex_unlock(&trace_lock);
     return serial;
 }
@@ -371,8 +340,7 @@ int nvrm_trace_source_live(nvrm_handle_t h_client, nvrm_handle_t h_memory, uint6
 {
     pthread_mutex_lock(&trace_lock);
     check_owner_locked();
-    struct source *s = find_source_locked(h_client, h_memory);
-    int live = s && s->serial == serial;
+    int live = source_live_locked(h_client, h_memory, serial);
     pthread_mutex_unlock(&trace_lock);
     return live;
 }

@@ -4,29 +4,29 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * libcuda's `ioctl` import is redirected (GOT patch, hooks/got_patch.h) to
- * a wrapper that calls the real ioctl and then records, on success:
+ * libcuda's `ioctl` import slot is pointed at a wrapper that calls what the
+ * slot held before (libc's ioctl, or whoever patched the slot before us)
+ * and then records, on success:
  *   UVM_MAP_EXTERNAL_ALLOCATION   [base, base+length) -> (hClient, hMemory,
  *                                 offset of base in the object)
  *   UVM_FREE / UVM_UNMAP_EXTERNAL the range's records are dropped
  *   RM_ALLOC of vidmem            the object's parent (so freeing a device
- *                                 drops its memory too)
- *   RM_FREE                       the object (or client, or device subtree)
- *                                 is gone: its records are dropped and its
- *                                 "source serial" dies.
+ *                                 kills its memory too)
+ *   RM_FREE                       the object (or client, or device) is
+ *                                 gone: its "source serial" dies.
  * Every RM object seen gets a serial number when first seen; an object of
  * ours duplicated from it remembers that serial, and asks whether it is
  * still live.  This guards against CUDA reusing a handle value for new
  * memory after freeing the old (our duplicate keeps the old pages alive).
  *
- * The hook is registered when libgdrx is loaded (a constructor; with
- * GDRX_NVRM_TRACE=0, at the first nvrm gdrx_open instead); a libcuda
- * loaded later is patched when the GOT patcher's dlopen hook sees it
- * come.  Only memory CUDA maps after that is recorded (see docs/nvrm.md
- * for the alternatives).  The wrapper filters on the request number
- * first, takes one leaf lock for the few requests it records, and calls
- * nothing else of the backend.  After fork() the child starts with empty
- * tables: the parent's CUDA objects are not the child's.
+ * Installed by the first nvrm gdrx_open, after the driver version passed
+ * the backend's checks (nvrm_client_open), never at load.  Only memory
+ * CUDA maps after that is recorded (see docs/nvrm.md for the other
+ * routes).  Cost per ioctl: non-RM requests leave after a few compares;
+ * RM_ALLOC/RM_FREE are hash updates under one leaf lock; UVM map/unmap
+ * are a binary search plus an insertion into a sorted array.  After fork()
+ * the child starts with empty tables: the parent's CUDA objects are not
+ * the child's.
  */
 #ifndef GDRX_NVRM_TRACE_H
 #define GDRX_NVRM_TRACE_H
@@ -45,33 +45,44 @@ struct nvrm_trace_hit {
     uint64_t      serial;   /* of the source object */
 };
 
-/* Make sure libcuda's ioctl import is patched (idempotent): registers the
- * hook if the constructor did not, and rescans the loaded objects if no
- * slot is patched yet.  0, -ENOENT when no loaded libcuda imports ioctl,
- * or -errno of the GOT patcher. */
-int nvrm_trace_install(void);
+/*
+ * What the trace needs from the import patcher (gdrx_got_patch_import in
+ * hooks/got_import.h; tests pass their own): point the import slot(s) of `symbol` in the loaded object
+ * whose path contains `object` at `replacement`.  Before any slot changes,
+ * store into *previous (atomically, release) the function the slot led to,
+ * resolved (never a lazy-binding PLT stub): libc's definition, or a
+ * function someone else had put there, which the replacement must call.
+ * 0, -ENOENT (no such object or import), -EEXIST (the slots already lead
+ * to replacement), or -errno (nothing changed).
+ */
+typedef int (*nvrm_patch_slot_fn)(const char *object, const char *symbol, void *replacement,
+                                  void **previous);
+
+/* Patch libcuda's ioctl import through `patch` (once per process;
+ * idempotent afterwards).  The caller has validated the driver version.
+ * 0, or the patcher's -errno (-ENOENT: libcuda not loaded). */
+int nvrm_trace_install(nvrm_patch_slot_fn patch);
 /* 1 once nvrm_trace_install() succeeded in this process. */
 int nvrm_trace_installed(void);
 
-/* Since when libcuda's ioctls are watched (for messages). */
-enum nvrm_trace_since {
-    NVRM_TRACE_OFF = 0,        /* not (yet) */
-    NVRM_TRACE_SINCE_LOAD,     /* since libgdrx was loaded */
-    NVRM_TRACE_SINCE_OPEN,     /* since the first nvrm gdrx_open */
-};
-enum nvrm_trace_since nvrm_trace_since(void);
-
-/* The record covering device address va: 0, or -ENOENT. */
+/* The record covering device address va whose source is still live: 0, or
+ * -ENOENT. */
 int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out);
 
 /* Serial of a live source object, registering it if new (for handles
  * learnt another way, e.g. from an IPC handle); 0 on allocation failure. */
 uint64_t nvrm_trace_adopt(nvrm_handle_t h_client, nvrm_handle_t h_memory);
 
-/* 1 while the source object with that serial has not been freed. */
+/* 1 while the source object with that serial has not been freed (neither
+ * itself, nor its device, nor its client). */
 int nvrm_trace_source_live(nvrm_handle_t h_client, nvrm_handle_t h_memory, uint64_t serial);
 
 /* The wrapper's work on one completed ioctl (exposed for unit tests). */
 void nvrm_trace_observe(int fd, unsigned long req, void *arg);
+
+/* Take / release the trace's leaf lock around fork(), from the backend's
+ * atfork handlers (after its own lock, the documented order). */
+void nvrm_trace_fork_lock(void);
+void nvrm_trace_fork_unlock(void);
 
 #endif /* GDRX_NVRM_TRACE_H */

@@ -166,6 +166,15 @@ void nvrm_emu_fail_clear(void)
     emu_unlock();
 }
 
+int nvrm_emu_set_bar1(uint64_t bytes)
+{
+    emu_init();
+    emu_lock();
+    emu.bar1_size = bytes;
+    emu_unlock();
+    return 0;
+}
+
 int nvrm_emu_set_versions(const char *kernel, const char *sysfs)
 {
     if ((kernel && strlen(kernel) >= NVRM_VERSION_STRING_LEN) ||

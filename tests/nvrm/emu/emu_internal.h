@@ -64,7 +64,7 @@ struct emu_obj {
 struct emu_rmmap {
     struct emu_rmmap *next;
     uint32_t          client, memory;
-    uint64_t          linear;
+    uint64_t          linear, length;
 };
 
 /* One piece of a CPU mapping of /dev/nvidiaN; a mapping partly replaced
@@ -120,6 +120,7 @@ struct emu_state {
     struct emu_uvm   *uvms;
     uint32_t          next_client, next_handle;
     uint64_t          next_linear;
+    uint64_t          bar1_size;      /* 0 = unlimited */
     struct emu_rule   rules[32];
     struct nvrm_emu_stats stats;
 };

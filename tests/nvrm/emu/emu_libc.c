@@ -68,6 +68,9 @@ static void init_once(void)
     emu.next_linear = 0x100040000000ull;
 
     emu_lock();
+    v = getenv("NVRM_EMU_BAR1");
+    if (v)
+        emu.bar1_size = strtoull(v, NULL, 0);
     v = getenv("NVRM_EMU_GPUS");
     if (v && *v && emu_parse_gpus_locked(v) == 0)
         emu.gpus_explicit = 1;

@@ -74,6 +74,7 @@ static void drop_rmmaps_locked(uint32_t client, uint32_t memory)
         struct emu_rmmap *m = *pp;
         if (m->client == client && (memory == 0 || m->memory == memory)) {
             *pp = m->next;
+            emu.stats.rm_mapped_bytes -= (long)m->length;
             free(m);
             emu.stats.rm_maps_live--;
         } else {
@@ -261,6 +262,9 @@ static nvrm_status_t rm_map(int fd, struct nvrm_rm_map *m)
     struct emu_fd *f = &emu.fds[m->fd];
     if (f->has_ctx)
         return NVRM_ERR_STATE_IN_USE; /* one mmap context per file */
+    /* kbusMapFbAperture: BAR1 space is finite (256 MiB on some GPUs). */
+    if (emu.bar1_size && (uint64_t)emu.stats.rm_mapped_bytes + m->length > emu.bar1_size)
+        return NVRM_ERR_INSUFFICIENT_RESOURCES;
     struct emu_rmmap *r = calloc(1, sizeof(*r));
     if (!r)
         return NVRM_ERR_NO_MEMORY;
@@ -271,6 +275,7 @@ static nvrm_status_t rm_map(int fd, struct nvrm_rm_map *m)
     f->ctx_length = m->length;
     r->client = m->h_client;
     r->memory = m->h_memory;
+    r->length = m->length;
     r->linear = emu.next_linear;
     emu.next_linear += (m->length + 0xffffu) & ~0xffffull;
     r->next = emu.rmmaps;
@@ -278,6 +283,7 @@ static nvrm_status_t rm_map(int fd, struct nvrm_rm_map *m)
     m->linear_addr = r->linear;
     emu.stats.rm_maps++;
     emu.stats.rm_maps_live++;
+    emu.stats.rm_mapped_bytes += (long)m->length;
     return NVRM_OK;
 }
 
@@ -292,6 +298,7 @@ static nvrm_status_t rm_unmap(int fd, const struct nvrm_rm_unmap *u)
         struct emu_rmmap *r = *pp;
         if (r->client == u->h_client && r->memory == u->h_memory && r->linear == u->linear_addr) {
             *pp = r->next;
+            emu.stats.rm_mapped_bytes -= (long)r->length;
             free(r);
             emu.stats.rm_maps_live--;
             return NVRM_OK;

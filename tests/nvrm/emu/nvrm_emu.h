@@ -29,8 +29,9 @@
  * 580.159.04), NVRM_EMU_SYSFS_VERSION (content of /sys/module/nvidia/
  * version, default the same), NVRM_EMU_GPUS ("busid=minor,..."; default:
  * the simulated GPUs, minors in reverse order), NVRM_EMU_FAIL
- * ("op=value[*count];...", see nvrm_emu_fail), NVRM_EMU_TRACE=1 (log every
- * request on stderr).
+ * ("op=value[*count];...", see nvrm_emu_fail), NVRM_EMU_BAR1 (bytes of BAR1
+ * space: RM_MAP_MEMORY beyond it fails with NV_ERR_INSUFFICIENT_RESOURCES;
+ * default unlimited), NVRM_EMU_TRACE=1 (log every request on stderr).
  */
 #ifndef NVRM_EMU_H
 #define NVRM_EMU_H
@@ -74,12 +75,16 @@ int nvrm_emu_bind_memory(uint32_t h_client, uint32_t h_memory, int memfd,
 int nvrm_emu_fail(const char *op, long value, int count);
 void nvrm_emu_fail_clear(void);
 
+/* BAR1 space for RM_MAP_MEMORY, in bytes (0 = unlimited). */
+int nvrm_emu_set_bar1(uint64_t bytes);
+
 struct nvrm_emu_stats {
     long clients;          /* live root clients */
     long memory_objects;   /* live memory handles (allocated, dup'ed, imported) */
     long dups;             /* RM_DUP_OBJECT calls that succeeded */
     long rm_maps;          /* RM_MAP_MEMORY calls that succeeded */
     long rm_maps_live;     /* ... not yet undone by RM_UNMAP_MEMORY */
+    long rm_mapped_bytes;  /* BAR1 bytes those live RM mappings use */
     long cpu_maps_live;    /* mmaps of /dev/nvidiaN not yet unmapped/replaced */
     long dev_opens[NVRM_EMU_MAX_GPUS]; /* opens of /dev/nvidiaN by minor */
     long ctl_opens;        /* opens of /dev/nvidiactl */
