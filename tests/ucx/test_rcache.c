@@ -1,0 +1,152 @@
+/*
+ * test_rcache.c - gdrx's registration cache: hits, misses, LRU eviction
+ * under a region limit, and CUDA freeing then reusing an address (the old
+ * mapping must never be used), with and without CUDA free events.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ut_uct.h"
+
+static void test_hit_and_miss(void)
+{
+    struct ut_uct u;
+    struct ut_reg r1, r2, r3;
+    CUdeviceptr a, b;
+
+    if ((tc_setup(0) != 0) || !(a = tc_alloc(1 << 20)) || !(b = tc_alloc(1 << 20))) {
+        return;
+    }
+    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 100), 5000, &r1), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 200), 1000, &r2), UCS_OK); /* hit */
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(b + 1), 77, &r3), UCS_OK);    /* miss */
+    ut_dereg(&u, &r1);
+    ut_dereg(&u, &r2);
+    ut_dereg(&u, &r3);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 100), 5000, &r1), UCS_OK); /* still cached */
+    ut_dereg(&u, &r1);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), 4);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), 2);
+    tc_free(a);
+    tc_free(b);
+}
+
+/* With room for two regions, the least recently used one goes. */
+static void test_eviction_limit(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d[3];
+    int i;
+
+    setenv("UCX_GDRX_RCACHE_MAX_REGIONS", "2", 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    for (i = 0; i < 3; ++i) {
+        CU_ASSERT_FATAL((d[i] = tc_alloc(1 << 21)) != 0);
+    }
+    ut_open(&u);
+    for (i = 0; i < 3; ++i) {
+        CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[i], 4096, &r), UCS_OK);
+        ut_dereg(&u, &r);
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[0], 4096, &r), UCS_OK); /* evicted */
+    ut_dereg(&u, &r);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[2], 4096, &r), UCS_OK); /* kept */
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 4);
+    for (i = 0; i < 3; ++i) {
+        tc_free(d[i]);
+    }
+}
+
+/* CUDA frees a registered buffer and hands the same address out again: the
+ * next registration must pin the new allocation and data must land there. */
+static void ut_free_realloc(const char *mem_events, const char *expect_mode)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d, d2;
+    uint8_t buf[512];
+
+    setenv("UCX_GDRX_MEM_EVENTS", mem_events, 1);
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 21))) {
+        return;
+    }
+    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 1 << 21, &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 1);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, r.rkey.rkey), UCS_OK);
+    ut_dereg(&u, &r);
+
+    tc_free(d);
+    d2 = tc_alloc(1 << 21);
+    CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
+    tc_fill(d2, 1 << 21, 2);
+
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d2, 1 << 21, &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 3);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d2 + 9, r.rkey.rkey), UCS_OK);
+    memset(buf, 0, sizeof(buf));
+    CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, buf, 9, d2, r.rkey.rkey), UCS_OK);
+    ut_dereg(&u, &r);
+    CU_ASSERT(tc_check(d2 + 9, 512, 3));
+    CU_ASSERT(tc_check(d2, 9, 2));
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    {
+        char line[64];
+        FILE *f = fopen(u.stats, "r");
+        int found = 0;
+        while ((f != NULL) && fgets(line, sizeof(line), f)) {
+            found |= (strstr(line, expect_mode) != NULL);
+        }
+        if (f != NULL) {
+            fclose(f);
+        }
+        CU_ASSERT(found);
+    }
+    tc_free(d2);
+}
+
+static void test_free_realloc_events(void)
+{
+    ut_free_realloc("y", "events_mode events");
+}
+
+static void test_free_realloc_no_events(void)
+{
+    ut_free_realloc("n", "events_mode buffer-id");
+}
+
+static int ut_suite_init(void)
+{
+    tc_load();
+    tc_default_backend();
+    return ut_load_plugin();
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_hit_and_miss),
+    GDRX_TEST_CASE(test_eviction_limit),
+    GDRX_TEST_CASE(test_free_realloc_events),
+    GDRX_TEST_CASE(test_free_realloc_no_events),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_rcache", ut_suite_init, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    return gdrx_test_main(argc, argv, suites);
+}
