@@ -148,6 +148,8 @@ static void test_bad_params(void)
     CUdeviceptr d;
     uint8_t buf[2048] = {0}, want[4096];
     uint64_t bogus = 12345;
+    uct_ep_params_t ep_params = {0};
+    uct_ep_h ep;
     uct_iov_t iov[17];
 
     if ((tc_setup(0) != 0) || ((d = tc_alloc(4096)) == 0)) {
@@ -178,6 +180,13 @@ static void test_bad_params(void)
     /* an address that is not this iface is unreachable */
     CU_ASSERT_FALSE(uct_iface_is_reachable(u.iface, NULL,
                                            (const uct_iface_addr_t*)&bogus));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = u.iface;
+    ep_params.iface_addr = (const uct_iface_addr_t*)&bogus;
+    CU_ASSERT_EQUAL(uct_ep_create(&ep_params, &ep), UCS_ERR_UNREACHABLE);
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    CU_ASSERT_EQUAL(uct_ep_create(&ep_params, &ep), UCS_ERR_INVALID_PARAM);
     ut_dereg(&u, &r);
     ut_close(&u);
     CU_ASSERT(tc_check(d, 4096, 9));
@@ -212,16 +221,16 @@ static void test_pin_failure(void)
     CUdeviceptr d;
     uint8_t buf[32];
 
-    if ((tsim.fail_next == NULL) || (tc_setup(0) != 0) ||
-        ((d = tc_alloc(8192)) == 0)) {
-        CU_FAIL("needs the simulated GPU's failure injection");
+    if ((tc_setup(0) != 0) || ((d = tc_alloc(8192)) == 0)) {
         return;
     }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.fail_next);
     setenv("UCX_GDRX_RCACHE", "n", 1);
     ut_open(&u);
     CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
                                    CUDA_ERROR_OUT_OF_MEMORY, 1), 0);
     CU_ASSERT_NOT_EQUAL(uct_md_mem_reg(u.md, (void*)d, 8192,
+                                       UCT_MD_MEM_ACCESS_ALL |
                                        UCT_MD_MEM_FLAG_HIDE_ERRORS, &r.memh),
                         UCS_OK);
     tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
