@@ -125,7 +125,14 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 /* Fields of uct_perf_attr_t newer than 1.13 */
 #define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr)
 
-/* Rcache flags every version accepts (device memory has no host PFN). */
-#define UCT_GDRX_RCACHE_FLAGS UCS_RCACHE_FLAG_NO_PFN_CHECK
+/* Device memory has no host PFN to check, but UCX 1.13 enforces the LRU
+ * limits (RCACHE_MAX_REGIONS/SIZE) only on the path that records PFNs
+ * (rcache.c, ucs_rcache_create_region@v1.13.1); the recorded values are
+ * never compared unless UCX_RCACHE_CHECK_PFN is set. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  define UCT_GDRX_RCACHE_FLAGS UCS_RCACHE_FLAG_NO_PFN_CHECK
+#else
+#  define UCT_GDRX_RCACHE_FLAGS 0
+#endif
 
 #endif
