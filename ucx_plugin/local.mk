@@ -22,7 +22,7 @@ GDRX_UCX_PLUGIN_CPPFLAGS = $(AM_CPPFLAGS) $(UCX_CPPFLAGS:-I%=-isystem %)
 # UCX's file name scheme: lib<framework>_<name>.so.0 (see README.md).
 # UCX headers use GNU asm; UCX callbacks ignore many of their arguments.
 GDRX_UCX_PLUGIN_CFLAGS = $(AM_CFLAGS) -std=gnu11 -Wno-unused-parameter
-GDRX_UCX_PLUGIN_LDFLAGS = $(AM_LDFLAGS) -module -version-info 0:0:0 \
+GDRX_UCX_PLUGIN_LDFLAGS = $(AM_LDFLAGS) -module \
 	-no-undefined -export-symbols-regex '^uct_gdrx_(component|tl)$$'
 GDRX_UCX_PLUGIN_LIBADD = $(top_builddir)/libgdr/libgdrx.la $(UCX_LIBS) $(DL_LIBS) -lpthread
 
@@ -31,7 +31,7 @@ ucxmodule_LTLIBRARIES = ucx_plugin/libuct_gdrx.la
 ucx_plugin_libuct_gdrx_la_SOURCES  = $(GDRX_UCX_PLUGIN_SOURCES)
 ucx_plugin_libuct_gdrx_la_CPPFLAGS = $(GDRX_UCX_PLUGIN_CPPFLAGS)
 ucx_plugin_libuct_gdrx_la_CFLAGS   = $(GDRX_UCX_PLUGIN_CFLAGS)
-ucx_plugin_libuct_gdrx_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS)
+ucx_plugin_libuct_gdrx_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS) -version-info 0:0:0
 ucx_plugin_libuct_gdrx_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
 
 ucxconf_DATA = ucx_plugin/ucx.conf.sample

@@ -38,6 +38,25 @@ tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
+# ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
+# UCX release (built only for this test).
+check_PROGRAMS += tests/ucx/test_tools
+GDRX_SUITES    += tests/ucx/test_tools
+tests_ucx_test_tools_SOURCES  = tests/ucx/test_tools.c
+tests_ucx_test_tools_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DGDRX_UCX_INFO='"$(UCX_INFO)"'
+tests_ucx_test_tools_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_tools_LDADD    = $(GDRX_UCX_TEST_LIBS)
+EXTRA_tests_ucx_test_tools_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
+	tests/ucx/libuct_gdrx_wrongver.la
+
+check_LTLIBRARIES += tests/ucx/libuct_gdrx_wrongver.la
+tests_ucx_libuct_gdrx_wrongver_la_SOURCES  = $(GDRX_UCX_PLUGIN_SOURCES)
+tests_ucx_libuct_gdrx_wrongver_la_CPPFLAGS = $(GDRX_UCX_PLUGIN_CPPFLAGS) \
+	-DUCT_GDRX_TEST_FAKE_UCX_VERSION='"1.12.0"'
+tests_ucx_libuct_gdrx_wrongver_la_CFLAGS   = $(GDRX_UCX_PLUGIN_CFLAGS)
+tests_ucx_libuct_gdrx_wrongver_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS) -rpath /nowhere -avoid-version
+tests_ucx_libuct_gdrx_wrongver_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
 else
 check-ucx-not-run:
 	@echo "=== suite tests/ucx: NOT RUN (UCX not configured: see configure's summary)"
