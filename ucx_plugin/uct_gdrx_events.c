@@ -19,6 +19,7 @@
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
 #include <ucs/debug/log.h>
+#include <ucs/memory/memtype_cache.h>
 #include <ucs/sys/compiler_def.h>
 
 
@@ -77,6 +78,17 @@ static int uct_gdrx_events_ucx_has_cuda_hooks(void)
     return 1;
 }
 
+/* UCX creates its memory-type cache at the first lookup, and only from then
+ * on hears of allocations: create it now, or buffers allocated before the
+ * first send would pass for host memory. */
+static void uct_gdrx_events_create_memtype_cache(void)
+{
+    ucs_memory_info_t info;
+    int probe;
+
+    (void)ucs_memtype_cache_lookup(&probe, sizeof(probe), &info);
+}
+
 static uct_gdrx_events_state_t uct_gdrx_events_start(void)
 {
     int ret;
@@ -94,6 +106,7 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
         return UCT_GDRX_EVENTS_UNAVAILABLE;
     }
 
+    uct_gdrx_events_create_memtype_cache();
     return UCT_GDRX_EVENTS_BRIDGED;
 }
 

@@ -39,6 +39,14 @@ tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
 
+check_PROGRAMS += tests/ucx/test_ucp
+GDRX_SUITES    += tests/ucx/test_ucp
+tests_ucx_test_ucp_SOURCES  = tests/ucx/test_ucp.c
+tests_ucx_test_ucp_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_ucp_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
+EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
 # ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
 # UCX release (built only for this test).
 check_PROGRAMS += tests/ucx/test_tools
