@@ -143,6 +143,61 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
     return status;
 }
 
+/* A zcopy's local buffer may be device memory registered with gdrx (UCP's
+ * rendezvous puts from a GPU buffer into a host one): copy through its
+ * mapping, bouncing through the stack when both sides are on a GPU. */
+static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_dir_t dir,
+                                           const uct_gdrx_mem_t *local,
+                                           uint8_t *buffer, size_t length,
+                                           uint64_t remote_addr,
+                                           uct_rkey_t rkey)
+{
+    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    uint64_t laddr            = (uintptr_t)buffer;
+    uint8_t bounce[4096];
+    ucs_status_t status;
+    uint8_t *mapped;
+    size_t done, chunk;
+    int ret;
+
+    if ((laddr < local->dptr) || (length > local->length) ||
+        (laddr - local->dptr > local->length - length)) {
+        return UCS_ERR_OUT_OF_RANGE;
+    }
+
+    mapped = (uint8_t*)local->cpu_ptr + (laddr - local->dptr);
+    if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
+        ret = (dir == UCT_GDRX_DIR_PUT) ?
+              gdrx_copy_from_mapping(local->pin, (void*)(uintptr_t)remote_addr,
+                                     mapped, length) :
+              gdrx_copy_to_mapping(local->pin, mapped,
+                                   (void*)(uintptr_t)remote_addr, length);
+        return uct_gdrx_md_status(ret);
+    }
+
+    for (done = 0; done < length; done += chunk) {
+        chunk = ucs_min(length - done, sizeof(bounce));
+        if (dir == UCT_GDRX_DIR_PUT) {
+            ret    = gdrx_copy_from_mapping(local->pin, bounce, mapped + done,
+                                            chunk);
+            status = (ret == 0) ?
+                     uct_gdrx_ep_copy(dir, bounce, chunk, remote_addr + done,
+                                      rkey) : uct_gdrx_md_status(ret);
+        } else {
+            status = uct_gdrx_ep_copy(dir, bounce, chunk, remote_addr + done,
+                                      rkey);
+            if (status == UCS_OK) {
+                status = uct_gdrx_md_status(gdrx_copy_to_mapping(
+                        local->pin, mapped + done, bounce, chunk));
+            }
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
 /* The iov entries are consecutive in the remote range. */
 static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
                                       const uct_iov_t *iov, size_t iovcnt,
@@ -150,6 +205,7 @@ static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
     size_t total            = 0;
+    const uct_gdrx_mem_t *local;
     ucs_status_t status;
     size_t i, n, stride;
     uint8_t *buffer;
@@ -159,11 +215,20 @@ static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
     }
 
     for (i = 0; i < iovcnt; ++i) {
+        local  = iov[i].memh;
         buffer = iov[i].buffer;
         stride = iov[i].stride ? iov[i].stride : iov[i].length;
         for (n = 0; n < ucs_max(iov[i].count, 1u); ++n) {
-            status = uct_gdrx_ep_copy(dir, buffer + n * stride, iov[i].length,
-                                      remote_addr + total, rkey);
+            if ((local != UCT_MEM_HANDLE_NULL) &&
+                (local->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
+                status = uct_gdrx_ep_copy_local(dir, local, buffer + n * stride,
+                                                iov[i].length,
+                                                remote_addr + total, rkey);
+            } else {
+                status = uct_gdrx_ep_copy(dir, buffer + n * stride,
+                                          iov[i].length, remote_addr + total,
+                                          rkey);
+            }
             if (status != UCS_OK) {
                 return status;
             }

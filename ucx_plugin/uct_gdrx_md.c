@@ -105,7 +105,9 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
 
+    /* zcopy needs the local memh: its buffer may be GPU memory */
     UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
+                                              UCT_MD_FLAG_NEED_MEMH |
                                               UCT_MD_FLAG_NEED_RKEY;
     /* Host registration is a no-op the memtype endpoint requires. */
     UCT_GDRX_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
