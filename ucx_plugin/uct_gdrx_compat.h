@@ -73,7 +73,7 @@ typedef uct_md_attr_t uct_gdrx_md_attr_t;
 /* md_ops.mem_query: its attribute struct became v2 in 1.19. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 19)
 typedef uct_md_mem_attr_v2_t uct_gdrx_mem_attr_t;
-#  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_FIELD_##_name
+#  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_V2_FIELD_##_name
 #else
 typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_FIELD_##_name
@@ -92,7 +92,11 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #endif
 
 /* Members of uct_md_ops_t and uct_component_t that come and go. */
-#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+#if UCT_GDRX_UCX_AT_LEAST(1, 21)
+#  define UCT_GDRX_MD_OPS_VERSIONED \
+    .mem_attach    = (void*)ucs_empty_function_return_unsupported, \
+    .mem_elem_pack = (void*)ucs_empty_function_return_unsupported,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
 #  define UCT_GDRX_MD_OPS_VERSIONED \
     .mem_attach = (void*)ucs_empty_function_return_unsupported,
 #else
@@ -110,6 +114,35 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
                                      const uct_iface_addr_t *iface_addr);
 
+#if UCT_GDRX_UCX_AT_LEAST(1, 15)
+static inline int
+uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
+                               const uct_iface_is_reachable_params_t *params)
+{
+    return uct_iface_is_reachable_params_addrs_valid(params) &&
+           uct_gdrx_iface_is_reachable_addr(tl_iface, params->iface_addr) &&
+           uct_iface_scope_is_reachable(tl_iface, params);
+}
+#  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
+#endif
+
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+    .iface_query_v2        = uct_iface_base_query_v2, \
+    .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
+    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .ep_is_connected       = uct_base_ep_is_connected, \
+    .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
+    .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 16)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+    .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
+    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .ep_is_connected       = uct_base_ep_is_connected,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  error "gdrx supports UCX 1.13, 1.16 and 1.22 (see README.md)"
+#endif
+
 #if !UCT_GDRX_UCX_AT_LEAST(1, 15)
 static inline int
 uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
@@ -123,16 +156,43 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 #endif
 
 /* Fields of uct_perf_attr_t newer than 1.13 */
-#define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr)
-
-/* Device memory has no host PFN to check, but UCX 1.13 enforces the LRU
- * limits (RCACHE_MAX_REGIONS/SIZE) only on the path that records PFNs
- * (rcache.c, ucs_rcache_create_region@v1.13.1); the recorded values are
- * never compared unless UCX_RCACHE_CHECK_PFN is set. */
-#if UCT_GDRX_UCX_AT_LEAST(1, 14)
-#  define UCT_GDRX_RCACHE_FLAGS UCS_RCACHE_FLAG_NO_PFN_CHECK
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw) \
+    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH) { \
+        (_perf_attr)->path_bandwidth.dedicated = 0; \
+        (_perf_attr)->path_bandwidth.shared    = (_bw); \
+    } \
+    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_FLAGS) { \
+        (_perf_attr)->flags = 0; \
+    }
 #else
-#  define UCT_GDRX_RCACHE_FLAGS 0
+#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw)
 #endif
+
+/* md_ops.query: fields of the flat attributes beyond the common ones, and
+ * the alignment UCP's own cache (1.14-1.17) must give gdrx registrations. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define uct_gdrx_md_attr_base(_attr) uct_md_base_md_query(_attr)
+#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
+static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
+{
+    attr->reg_nonblock_mem_types = 0;
+    /* UCP's cache holds every registration on an MD it uses (1.16) */
+    attr->cache_mem_types        = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                                   UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    attr->dmabuf_mem_types       = 0;
+    attr->reg_alignment          = 65536;
+}
+#else
+#  define uct_gdrx_md_attr_base(_attr) \
+    ucs_strncpy_zero((_attr)->component_name, "gdrx", \
+                     sizeof((_attr)->component_name))
+#endif
+
+/* Device memory has no host PFN to check, but UCX (1.13 to 1.22 at least)
+ * enforces the LRU limits (RCACHE_MAX_REGIONS/SIZE) only on the path that
+ * records PFNs (ucs_rcache_create_region); the recorded values are never
+ * compared unless UCX_RCACHE_CHECK_PFN is set. */
+#define UCT_GDRX_RCACHE_FLAGS 0
 
 #endif

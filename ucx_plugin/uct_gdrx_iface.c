@@ -174,7 +174,7 @@ static ucs_status_t uct_gdrx_iface_estimate_perf(uct_iface_h tl_iface,
     if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS) {
         perf_attr->max_inflight_eps = SIZE_MAX;
     }
-    UCT_GDRX_ESTIMATE_PERF_VERSIONED(perf_attr);
+    UCT_GDRX_ESTIMATE_PERF_VERSIONED(perf_attr, iface->bw[dir]);
     return UCS_OK;
 }
 

@@ -105,6 +105,7 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
 
+    uct_gdrx_md_attr_base(attr);
     /* zcopy needs the local memh: its buffer may be GPU memory */
     UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
                                               UCT_MD_FLAG_NEED_MEMH |
@@ -118,18 +119,9 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA) : 0;
     UCT_GDRX_MD_CAP(attr, max_alloc)        = 0;
     UCT_GDRX_MD_CAP(attr, max_reg)          = ULONG_MAX;
-#if UCT_GDRX_UCX_AT_LEAST(1, 14)
-    attr->cache_mem_types                   = 0;
-    attr->reg_alignment                     = 1;
-    attr->dmabuf_mem_types                  = 0;
-#endif
     attr->rkey_packed_size                  = sizeof(uct_gdrx_key_t);
     attr->reg_cost                          = md->reg_cost;
     memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
-#if !UCT_GDRX_UCX_AT_LEAST(1, 14)
-    ucs_strncpy_zero(attr->component_name, UCT_GDRX_NAME,
-                     sizeof(attr->component_name));
-#endif
     return UCS_OK;
 }
 
