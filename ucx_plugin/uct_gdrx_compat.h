@@ -169,8 +169,7 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 #  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw)
 #endif
 
-/* md_ops.query: fields of the flat attributes beyond the common ones, and
- * the alignment UCP's own cache (1.14-1.17) must give gdrx registrations. */
+/* md_ops.query: fields of the flat attributes beyond the common ones. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 17)
 #  define uct_gdrx_md_attr_base(_attr) uct_md_base_md_query(_attr)
 #elif UCT_GDRX_UCX_AT_LEAST(1, 14)
@@ -181,7 +180,9 @@ static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
     attr->cache_mem_types        = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
                                    UCS_BIT(UCS_MEMORY_TYPE_CUDA);
     attr->dmabuf_mem_types       = 0;
-    attr->reg_alignment          = 65536;
+    /* libgdrx pins any range inside one allocation; widening to GPU pages
+     * would make UCP register neighbouring sub-allocations with it */
+    attr->reg_alignment          = 1;
 }
 #else
 #  define uct_gdrx_md_attr_base(_attr) \
