@@ -30,7 +30,14 @@ typedef uct_md_rcache_config_t uct_gdrx_rcache_config_t;
 #  define uct_gdrx_rcache_set_params   uct_md_set_rcache_params
 #endif
 
-/* ucs_rcache_get() gained an alignment argument in 1.17. */
+/* ucs_rcache_get() gained an alignment argument in 1.17, replacing the
+ * cache-wide alignment parameters. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(_params, _align)
+#else
+#  define UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(_params, _align) \
+    (_params)->max_alignment = (_align)
+#endif
 #if UCT_GDRX_UCX_AT_LEAST(1, 17)
 #  define uct_gdrx_rcache_get(_rc, _addr, _len, _prot, _arg, _region_p) \
     ucs_rcache_get(_rc, _addr, _len, UCS_RCACHE_MIN_ALIGNMENT, _prot, _arg, \

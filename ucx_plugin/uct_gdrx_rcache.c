@@ -81,7 +81,7 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
 
     uct_gdrx_rcache_set_params(&params, &config->rcache);
     params.region_struct_size = sizeof(uct_gdrx_rcache_region_t);
-    params.max_alignment      = UCT_GDRX_GPU_PAGE;
+    UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(&params, UCT_GDRX_GPU_PAGE);
     params.ucm_events         = UCM_EVENT_MEM_TYPE_FREE;
     params.context            = md;
     params.ops                = &uct_gdrx_rcache_ops;
