@@ -176,17 +176,21 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 #  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw)
 #endif
 
-/* md_ops.query: fields of the flat attributes beyond the common ones. */
-#if UCT_GDRX_UCX_AT_LEAST(1, 17)
-#  define uct_gdrx_md_attr_base(_attr) uct_md_base_md_query(_attr)
-#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
+/* md_ops.query: fields of the flat attributes beyond the common ones.  UCP
+ * (1.16, 1.22) asserts that an MD it registers buffers of a memory type on
+ * for a protocol also caches that type, so both types are "cached" (in
+ * UCP's registration cache, in front of gdrx's own). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
 static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
 {
+#  if UCT_GDRX_UCX_AT_LEAST(1, 17)
+    uct_md_base_md_query(attr);
+#  else
     attr->reg_nonblock_mem_types = 0;
-    /* UCP's cache holds every registration on an MD it uses (1.16) */
+    attr->dmabuf_mem_types       = 0;
+#  endif
     attr->cache_mem_types        = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
                                    UCS_BIT(UCS_MEMORY_TYPE_CUDA);
-    attr->dmabuf_mem_types       = 0;
     /* libgdrx pins any range inside one allocation; widening to GPU pages
      * would make UCP register neighbouring sub-allocations with it */
     attr->reg_alignment          = 1;
