@@ -52,6 +52,15 @@ tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
 EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
 
+# Benchmark, not a test: `make check` builds it, nobody runs it there.
+check_PROGRAMS += tests/ucx/bench_uct
+tests_ucx_bench_uct_SOURCES  = tests/ucx/bench_uct.c
+tests_ucx_bench_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_bench_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_bench_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_bench_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
 # ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
 # UCX release (built only for this test).
 check_PROGRAMS += tests/ucx/test_tools

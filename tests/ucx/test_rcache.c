@@ -19,7 +19,7 @@ static void test_hit_and_miss(void)
     if ((tc_setup(0) != 0) || !(a = tc_alloc(1 << 20)) || !(b = tc_alloc(1 << 20))) {
         return;
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 100), 5000, &r1), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 200), 1000, &r2), UCS_OK); /* hit */
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(b + 1), 77, &r3), UCS_OK);    /* miss */
@@ -52,7 +52,7 @@ static void test_eviction_limit(void)
     for (i = 0; i < 4; ++i) {
         CU_ASSERT_FATAL((d[i] = tc_alloc(1 << 21)) != 0);
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     for (i = 0; i < 4; ++i) {
         CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[i], 4096, &r), UCS_OK);
         ut_dereg(&u, &r);
@@ -81,7 +81,7 @@ static void ut_free_realloc(const char *mem_events, const char *expect_mode)
     if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 21))) {
         return;
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 1 << 21, &r), UCS_OK);
     tc_pattern(buf, sizeof(buf), 1);
     CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, r.rkey.rkey), UCS_OK);

@@ -102,7 +102,7 @@ static void ut_sizes(enum ut_op op)
     if ((tc_setup(0) != 0) || ((d = tc_alloc(UT_BUF)) == 0)) {
         return;
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_BUF, &r), UCS_OK);
 
     for (s = 0; s <= UT_MAX; s = (s == UT_MAX) ? s + 1 : ut_next_size(s), ++seed) {
@@ -156,7 +156,7 @@ static void test_bad_params(void)
         return;
     }
     tc_fill(d, 4096, 9);
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(d + 100), 1000, &r), UCS_OK);
     /* well outside the registered range (the cache may round it by up to
      * 16 bytes): refused, nothing written */
@@ -203,7 +203,7 @@ static void test_host_memory(void)
     if (tc_setup(0) != 0) {
         return;
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, dst, sizeof(dst), &r), UCS_OK);
     CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, src, sizeof(src), (uintptr_t)dst,
                                      r.rkey.rkey), UCS_OK);
@@ -226,7 +226,7 @@ static void test_pin_failure(void)
     }
     CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.fail_next);
     setenv("UCX_GDRX_RCACHE", "n", 1);
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
                                    CUDA_ERROR_OUT_OF_MEMORY, 1), 0);
     CU_ASSERT_NOT_EQUAL(uct_md_mem_reg(u.md, (void*)d, 8192,
@@ -284,7 +284,7 @@ static void test_two_threads(void)
     if ((tc_setup(0) != 0) || !(d[0] = tc_alloc(4096)) || !(d[1] = tc_alloc(4096))) {
         return;
     }
-    ut_open(&u);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     for (i = 0; i < 2; ++i) {
         CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[i], 4096, &r[i]), UCS_OK);
         t[i] = (struct ut_thread){&u, d[i], r[i].rkey.rkey, 1000u * (i + 1), 0};

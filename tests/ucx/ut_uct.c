@@ -11,6 +11,25 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A failed setup step: a failed assertion inside a test case, a message
+ * elsewhere (the benchmark). */
+#define UT_REQUIRE(_cond) \
+    do { \
+        if (!(_cond)) { \
+            ut_fail(#_cond, __LINE__); \
+            return -1; \
+        } \
+    } while (0)
+
+static void ut_fail(const char *what, int line)
+{
+    if (CU_get_current_suite() != NULL) {
+        CU_assertImplementation(CU_FALSE, line, what, __FILE__, "", CU_FALSE);
+    } else {
+        fprintf(stderr, "%s:%d: %s failed\n", __FILE__, line, what);
+    }
+}
+
 void ut_build_path(char *buf, size_t size, const char *rel)
 {
     const char *top = getenv("GDRX_TEST_BUILDDIR");
@@ -100,17 +119,17 @@ int ut_open(struct ut_uct *u)
     setenv("UCX_GDRX_STATS_DUMP", u->stats, 1);
 
     u->component = ut_find_component();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(u->component);
-    CU_ASSERT_EQUAL_FATAL(uct_md_config_read(u->component, NULL, NULL,
-                                             &md_config), UCS_OK);
+    UT_REQUIRE(u->component != NULL);
+    UT_REQUIRE(uct_md_config_read(u->component, NULL, NULL, &md_config) ==
+               UCS_OK);
     status = uct_md_open(u->component, "gdrx", md_config, &u->md);
     uct_config_release(md_config);
-    CU_ASSERT_EQUAL_FATAL(status, UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                                   &u->async), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(uct_worker_create(u->async, UCS_THREAD_MODE_SINGLE,
-                                            &u->worker), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(ut_open_iface(u), 0);
+    UT_REQUIRE(status == UCS_OK);
+    UT_REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                        &u->async) == UCS_OK);
+    UT_REQUIRE(uct_worker_create(u->async, UCS_THREAD_MODE_SINGLE,
+                                 &u->worker) == UCS_OK);
+    UT_REQUIRE(ut_open_iface(u) == 0);
     return 0;
 }
 
@@ -136,16 +155,23 @@ ucs_status_t ut_reg(struct ut_uct *u, void *addr, size_t len, struct ut_reg *r)
     if (status != UCS_OK) {
         return status;
     }
-    CU_ASSERT_EQUAL_FATAL(uct_md_mkey_pack(u->md, r->memh, packed), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(uct_rkey_unpack(u->component, packed, &r->rkey),
-                          UCS_OK);
-    return UCS_OK;
+    status = uct_md_mkey_pack(u->md, r->memh, packed);
+    if (status == UCS_OK) {
+        status = uct_rkey_unpack(u->component, packed, &r->rkey);
+    }
+    if (status != UCS_OK) {
+        ut_fail("mkey_pack/rkey_unpack", __LINE__);
+        uct_md_mem_dereg(u->md, r->memh);
+    }
+    return status;
 }
 
 void ut_dereg(struct ut_uct *u, struct ut_reg *r)
 {
-    CU_ASSERT_EQUAL(uct_rkey_release(u->component, &r->rkey), UCS_OK);
-    CU_ASSERT_EQUAL(uct_md_mem_dereg(u->md, r->memh), UCS_OK);
+    if ((uct_rkey_release(u->component, &r->rkey) != UCS_OK) ||
+        (uct_md_mem_dereg(u->md, r->memh) != UCS_OK)) {
+        ut_fail("rkey_release/mem_dereg", __LINE__);
+    }
 }
 
 long ut_counter(const char *stats_file, const char *what, const char *name)

@@ -35,7 +35,8 @@ void ut_build_path(char *buf, size_t size, const char *rel);
 int ut_load_plugin(void);
 
 /* Open gdrx (MD, worker, iface, ep to itself).  UCX_GDRX_* settings come
- * from the environment; counters go to u->stats.  0 or -1 (CU_FAIL). */
+ * from the environment; counters go to u->stats.  0, or -1 after failing
+ * the current test case (a message outside one). */
 int ut_open(struct ut_uct *u);
 /* Close everything; the counters are in u->stats afterwards. */
 void ut_close(struct ut_uct *u);
