@@ -49,9 +49,11 @@ static ucs_config_field_t uct_gdrx_md_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(UCT_GDRX_RCACHE_CONFIG_TABLE)},
 
     {"MEM_EVENTS", "y",
-     "Tell UCX about CUDA allocations and frees (memory-type cache, cache\n"
-     "invalidation) when UCX has no CUDA hooks of its own. With n, every\n"
-     "cache hit is checked against the allocation's buffer id instead.",
+     "Use CUDA allocation and free events: UCX's own CUDA hooks where it has\n"
+     "them, else gdrx's (through libgdrx), which feed UCX's memory-type cache\n"
+     "and invalidate every registration cache. With n nothing is installed:\n"
+     "UCX then needs UCX_MEMTYPE_CACHE=n, and every cache hit is checked\n"
+     "against the allocation's buffer id.",
      ucs_offsetof(uct_gdrx_md_config_t, mem_events), UCS_CONFIG_TYPE_BOOL},
 
     {"DETECT_MEM_TYPES", "y",
@@ -268,12 +270,21 @@ static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
                         "md reg_calls %" PRIu64 " pins %" PRIu64 " unpins %"
                         PRIu64 " host_regs %" PRIu64 " stale_drops %" PRIu64
                         " reg_errors %" PRIu64 " events_alloc %" PRIu64
-                        " events_free %" PRIu64 " events_mode %s\n",
+                        " events_free %" PRIu64 " events_source %s"
+                        " cache_check %s\n",
                         md->counters.reg_calls, md->counters.pins,
                         md->counters.unpins, md->counters.host_regs,
                         md->counters.stale_drops, md->counters.reg_errors,
                         events.alloc_dispatched, events.free_dispatched,
+                        uct_gdrx_events_state_name(md->events_state),
                         md->events ? "events" : "buffer-id");
+}
+
+static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)
+{
+    if (md->events_state != UCT_GDRX_EVENTS_OFF) {
+        uct_gdrx_events_put();
+    }
 }
 
 static void uct_gdrx_md_close(uct_md_h tl_md)
@@ -284,7 +295,7 @@ static void uct_gdrx_md_close(uct_md_h tl_md)
         ucs_rcache_destroy(md->rcache);
     }
     uct_gdrx_md_dump_counters(md);
-    uct_gdrx_events_put();
+    uct_gdrx_md_put_events(md);
     gdrx_close(md->ctx);
     ucs_free(md->stats_dump);
     ucs_free(md);
@@ -351,14 +362,13 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
         goto err_free_dump;
     }
 
-    if (config->mem_events) {
-        events = uct_gdrx_events_get();
-    } else {
-        uct_gdrx_events_get(); /* balanced by close; state unused */
-    }
-    md->events = config->mem_events &&
-                 ((events == UCT_GDRX_EVENTS_BRIDGED) ||
-                  (events == UCT_GDRX_EVENTS_UCX_HOOKS));
+    /* MEM_EVENTS=n installs nothing: UCX then needs UCX_MEMTYPE_CACHE=n,
+     * and cache hits are checked against the buffer id */
+    events           = config->mem_events ? uct_gdrx_events_get() :
+                                            UCT_GDRX_EVENTS_OFF;
+    md->events_state = events;
+    md->events = (events == UCT_GDRX_EVENTS_BRIDGED) ||
+                 (events == UCT_GDRX_EVENTS_UCX_HOOKS);
 
     if (config->enable_rcache != UCS_NO) {
         status = uct_gdrx_rcache_create(md, config);
@@ -379,7 +389,7 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
     return UCS_OK;
 
 err_put_events:
-    uct_gdrx_events_put();
+    uct_gdrx_md_put_events(md);
     gdrx_close(md->ctx);
 err_free_dump:
     ucs_free(md->stats_dump);

@@ -78,8 +78,9 @@ typedef struct uct_gdrx_md {
     uct_md_t                 super;
     gdrx_t                   ctx;
     ucs_rcache_t             *rcache;      /**< NULL when disabled */
-    int                      events;       /**< events subscribed: hits need
-                                                no buffer id check */
+    int                      events;       /**< frees reach the caches: hits
+                                                need no buffer id check */
+    int                      events_state; /**< uct_gdrx_events_state_t */
     int                      detect;
     ucs_linear_func_t        reg_cost;
     char                     *stats_dump;

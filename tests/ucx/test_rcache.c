@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,29 +103,50 @@ static void ut_free_realloc(const char *mem_events, const char *expect_mode)
     CU_ASSERT(tc_check(d2, 9, 2));
     ut_close(&u);
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
-    {
-        char line[512];
-        FILE *f = fopen(u.stats, "r");
-        int found = 0;
-        while ((f != NULL) && fgets(line, sizeof(line), f)) {
-            found |= (strstr(line, expect_mode) != NULL);
-        }
-        if (f != NULL) {
-            fclose(f);
-        }
-        CU_ASSERT(found);
-    }
+    CU_ASSERT(ut_stats_has(u.stats, expect_mode));
     tc_free(d2);
 }
 
 static void test_free_realloc_events(void)
 {
-    ut_free_realloc("y", "events_mode events");
+    ut_free_realloc("y", "cache_check events");
 }
 
 static void test_free_realloc_no_events(void)
 {
-    ut_free_realloc("n", "events_mode buffer-id");
+    ut_free_realloc("n", "cache_check buffer-id");
+}
+
+/* Who tells UCX about CUDA frees: UCX's own hooks (libucm_cuda) when it
+ * has them, and then gdrx dispatches nothing; gdrx's bridge otherwise. */
+static void test_events_source(void)
+{
+    struct ut_uct u;
+    CUdeviceptr d;
+    void *ucm_cuda;
+    int ucx_hooks;
+
+    if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
+        CU_FAIL("setup");
+        return;
+    }
+    ucm_cuda  = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    ucx_hooks = (ucm_cuda != NULL);
+    if (ucm_cuda != NULL) {
+        dlclose(ucm_cuda);
+    }
+    d = tc_alloc(4096);
+    tc_free(d);
+    ut_close(&u);
+    if (ucx_hooks) {
+        CU_ASSERT(ut_stats_has(u.stats, "events_source ucx-hooks"));
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 0);
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 0);
+    } else {
+        CU_ASSERT(ut_stats_has(u.stats, "events_source bridged"));
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 1);
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 1);
+    }
 }
 
 static int ut_suite_init(void)
@@ -139,6 +161,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_eviction_limit),
     GDRX_TEST_CASE(test_free_realloc_events),
     GDRX_TEST_CASE(test_free_realloc_no_events),
+    GDRX_TEST_CASE(test_events_source),
     GDRX_TEST_END
 };
 

@@ -197,3 +197,18 @@ long ut_counter(const char *stats_file, const char *what, const char *name)
     fclose(f);
     return total;
 }
+
+int ut_stats_has(const char *stats_file, const char *text)
+{
+    char line[1024];
+    int found = 0;
+    FILE *f   = fopen(stats_file, "r");
+
+    while ((f != NULL) && !found && (fgets(line, sizeof(line), f) != NULL)) {
+        found = (strstr(line, text) != NULL);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return found;
+}

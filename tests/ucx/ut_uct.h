@@ -49,4 +49,7 @@ void ut_dereg(struct ut_uct *u, struct ut_reg *r);
  * "iface put_short", ...), summed over every line of the dump; -1 if absent. */
 long ut_counter(const char *stats_file, const char *what, const char *name);
 
+/* 1 if some line of the dump contains text. */
+int ut_stats_has(const char *stats_file, const char *text);
+
 #endif
