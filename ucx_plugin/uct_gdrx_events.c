@@ -57,14 +57,17 @@ static void uct_gdrx_events_noop(ucm_event_type_t type, ucm_event_t *event,
 }
 
 /* UCM loads its memory-type modules (libucm_cuda) when a handler for those
- * events is first installed; after that, the module is in the process iff
- * UCX was built with CUDA. */
+ * events is first installed.  UCX raises CUDA events itself only if the
+ * module is there (UCX built with CUDA) and could install its hooks (it
+ * fails, for one, on a libcuda it cannot patch). */
 static int uct_gdrx_events_ucx_has_cuda_hooks(void)
 {
+    ucs_status_t status;
     void *handle;
 
-    if (ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0,
-                              uct_gdrx_events_noop, NULL) == UCS_OK) {
+    status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0,
+                                   uct_gdrx_events_noop, NULL);
+    if (status == UCS_OK) {
         ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_FREE, uct_gdrx_events_noop,
                                 NULL);
     }
@@ -75,7 +78,11 @@ static int uct_gdrx_events_ucx_has_cuda_hooks(void)
     }
 
     dlclose(handle);
-    return 1;
+    if (status != UCS_OK) {
+        ucs_debug("gdrx: UCX's CUDA hooks failed to install (%s)",
+                  ucs_status_string(status));
+    }
+    return status == UCS_OK;
 }
 
 /* UCX creates its memory-type cache at the first lookup, and only from then

@@ -10,6 +10,7 @@
 #endif
 
 #include "uct_gdrx_md.h"
+#include "uct_gdrx_events.h"
 
 #include <sys/mman.h>
 #include <ucm/api/ucm.h>
@@ -82,7 +83,13 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
     uct_gdrx_rcache_set_params(&params, &config->rcache);
     params.region_struct_size = sizeof(uct_gdrx_rcache_region_t);
     UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(&params, UCT_GDRX_GPU_PAGE);
+    /* UCX's hooks raise the events where they work; otherwise gdrx's bridge
+     * does (or nobody: hits are checked), and UCX must not try to install
+     * hooks of its own for this cache */
     params.ucm_events         = UCM_EVENT_MEM_TYPE_FREE;
+    if (md->events_state != UCT_GDRX_EVENTS_UCX_HOOKS) {
+        params.ucm_events    |= UCM_EVENT_FLAG_NO_INSTALL;
+    }
     params.context            = md;
     params.ops                = &uct_gdrx_rcache_ops;
     params.flags              = UCT_GDRX_RCACHE_FLAGS;

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucm/api/ucm.h>
 
 #include "ut_uct.h"
 
@@ -117,24 +118,45 @@ static void test_free_realloc_no_events(void)
     ut_free_realloc("n", "cache_check buffer-id");
 }
 
+static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
+{
+    (void)type;
+    (void)event;
+    (void)arg;
+}
+
+/* UCX raises CUDA events itself iff libucm_cuda is loaded and installs. */
+static int ut_ucx_hooks_work(void)
+{
+    void *ucm_cuda = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    ucs_status_t status;
+
+    if (ucm_cuda == NULL) {
+        return 0;
+    }
+    dlclose(ucm_cuda);
+    status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0, ut_noop_event,
+                                   NULL);
+    if (status == UCS_OK) {
+        ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_FREE, ut_noop_event, NULL);
+    }
+    return status == UCS_OK;
+}
+
 /* Who tells UCX about CUDA frees: UCX's own hooks (libucm_cuda) when it
- * has them, and then gdrx dispatches nothing; gdrx's bridge otherwise. */
+ * has working ones, and then gdrx dispatches nothing; gdrx's bridge
+ * otherwise. */
 static void test_events_source(void)
 {
     struct ut_uct u;
     CUdeviceptr d;
-    void *ucm_cuda;
     int ucx_hooks;
 
     if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
         CU_FAIL("setup");
         return;
     }
-    ucm_cuda  = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
-    ucx_hooks = (ucm_cuda != NULL);
-    if (ucm_cuda != NULL) {
-        dlclose(ucm_cuda);
-    }
+    ucx_hooks = ut_ucx_hooks_work();
     d = tc_alloc(4096);
     tc_free(d);
     ut_close(&u);
