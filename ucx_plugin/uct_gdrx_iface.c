@@ -82,25 +82,25 @@ int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
            (*(const uct_gdrx_iface_addr_t*)iface_addr == iface->id);
 }
 
+/* put and get have the same limits (cap.put/cap.get are distinct types) */
+#define UCT_GDRX_IFACE_SET_RMA_CAPS(_cap, _seg_size) \
+    do { \
+        (_cap).max_short       = UINT_MAX; \
+        (_cap).max_bcopy       = (_seg_size); \
+        (_cap).min_zcopy       = 0; \
+        (_cap).max_zcopy       = SIZE_MAX; \
+        (_cap).opt_zcopy_align = 1; \
+        (_cap).align_mtu       = 1; \
+        (_cap).max_iov         = UCT_GDRX_MAX_IOV; \
+    } while (0)
+
 static void uct_gdrx_iface_set_caps(uct_iface_attr_t *attr, size_t seg_size)
 {
-    attr->cap.put.max_short       = UINT_MAX;
-    attr->cap.put.max_bcopy       = seg_size;
-    attr->cap.put.min_zcopy       = 0;
-    attr->cap.put.max_zcopy       = SIZE_MAX;
-    attr->cap.put.opt_zcopy_align = 1;
-    attr->cap.put.align_mtu       = 1;
-    attr->cap.put.max_iov         = UCT_GDRX_MAX_IOV;
-    attr->cap.get.max_short       = UINT_MAX;
-    attr->cap.get.max_bcopy       = seg_size;
-    attr->cap.get.min_zcopy       = 0;
-    attr->cap.get.max_zcopy       = SIZE_MAX;
-    attr->cap.get.opt_zcopy_align = 1;
-    attr->cap.get.align_mtu       = 1;
-    attr->cap.get.max_iov         = UCT_GDRX_MAX_IOV;
-    attr->cap.am.opt_zcopy_align  = 1;
-    attr->cap.am.align_mtu        = 1;
-    attr->cap.am.max_iov          = 1;
+    UCT_GDRX_IFACE_SET_RMA_CAPS(attr->cap.put, seg_size);
+    UCT_GDRX_IFACE_SET_RMA_CAPS(attr->cap.get, seg_size);
+    attr->cap.am.opt_zcopy_align = 1;
+    attr->cap.am.align_mtu       = 1;
+    attr->cap.am.max_iov         = 1;
 }
 
 static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,

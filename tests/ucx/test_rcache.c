@@ -171,13 +171,6 @@ static void test_events_source(void)
     }
 }
 
-static int ut_suite_init(void)
-{
-    tc_load();
-    tc_default_backend();
-    return ut_load_plugin();
-}
-
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_hit_and_miss),
     GDRX_TEST_CASE(test_eviction_limit),

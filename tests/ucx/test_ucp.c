@@ -191,13 +191,6 @@ static void test_proto_v2_dev_to_dev(void)
     ut_run(UT_DEV, UT_DEV);
 }
 
-static int ut_suite_init(void)
-{
-    tc_load();
-    tc_default_backend();
-    return ut_load_plugin();
-}
-
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_host_to_dev),
     GDRX_TEST_CASE(test_dev_to_host),

@@ -301,13 +301,6 @@ static void test_two_threads(void)
     CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_short", "count"), 400);
 }
 
-static int ut_suite_init(void)
-{
-    tc_load();
-    tc_default_backend();
-    return ut_load_plugin();
-}
-
 static const struct gdrx_test_case data_cases[] = {
     GDRX_TEST_CASE(test_short_sizes),
     GDRX_TEST_CASE(test_bcopy_sizes),

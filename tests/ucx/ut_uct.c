@@ -58,6 +58,13 @@ int ut_load_plugin(void)
     return 0;
 }
 
+int ut_suite_init(void)
+{
+    tc_load();
+    tc_default_backend();
+    return ut_load_plugin();
+}
+
 static uct_component_h ut_find_component(void)
 {
     uct_component_h *components, found = NULL;

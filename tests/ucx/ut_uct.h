@@ -34,6 +34,9 @@ void ut_build_path(char *buf, size_t size, const char *rel);
 /* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
 int ut_load_plugin(void);
 
+/* CUnit suite init of the UCX suites: libcuda, dmabuf backend, plugin. */
+int ut_suite_init(void);
+
 /* Open gdrx (MD, worker, iface, ep to itself).  UCX_GDRX_* settings come
  * from the environment; counters go to u->stats.  0, or -1 after failing
  * the current test case (a message outside one). */
