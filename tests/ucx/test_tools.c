@@ -19,13 +19,16 @@
 static int ut_ucx_info(const char *dir, const char *rel, const char *args,
                        char *out, size_t size)
 {
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
     char plugin[512], cmd[2048];
     size_t n = 0;
     FILE *p;
 
+    /* a sanitized plugin in LD_PRELOAD needs its runtime first */
     ut_build_path(plugin, sizeof(plugin), rel);
     snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR "
-             "LD_PRELOAD='%s' '%s' %s 2>&1", dir, plugin, GDRX_UCX_INFO, args);
+             "LD_PRELOAD='%s%s%s' '%s' %s 2>&1", dir, (rt && *rt) ? rt : "",
+             (rt && *rt) ? ":" : "", plugin, GDRX_UCX_INFO, args);
     p = popen(cmd, "r");
     if (p == NULL) {
         return -1;
