@@ -259,7 +259,6 @@ ucs_status_t uct_gdrx_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 static UCS_CLASS_INIT_FUNC(uct_gdrx_ep_t, const uct_ep_params_t *params)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(params->iface, uct_gdrx_iface_t);
-    const uct_gdrx_iface_addr_t *addr;
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
 
@@ -270,8 +269,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_ep_t, const uct_ep_params_t *params)
     }
 
     /* Keys carry this process's pointers: only our own iface is reachable. */
-    addr = (const uct_gdrx_iface_addr_t*)params->iface_addr;
-    if (*addr != iface->id) {
+    if (!uct_gdrx_iface_is_reachable_addr(params->iface, params->iface_addr)) {
         return UCS_ERR_UNREACHABLE;
     }
 

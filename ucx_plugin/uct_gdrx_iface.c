@@ -69,7 +69,8 @@ static ucs_status_t uct_gdrx_iface_get_address(uct_iface_h tl_iface,
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
 
-    *(uct_gdrx_iface_addr_t*)iface_addr = iface->id;
+    /* UCP packs addresses unaligned */
+    memcpy(iface_addr, &iface->id, sizeof(iface->id));
     return UCS_OK;
 }
 
@@ -77,9 +78,14 @@ int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
                                      const uct_iface_addr_t *iface_addr)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+    uct_gdrx_iface_addr_t id;
 
-    return (iface_addr != NULL) &&
-           (*(const uct_gdrx_iface_addr_t*)iface_addr == iface->id);
+    if (iface_addr == NULL) {
+        return 0;
+    }
+
+    memcpy(&id, iface_addr, sizeof(id));
+    return id == iface->id;
 }
 
 /* put and get have the same limits (cap.put/cap.get are distinct types) */
