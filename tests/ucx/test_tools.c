@@ -12,23 +12,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uct/api/version.h>
+
 #include "ut_uct.h"
 
-/* Run `ucx_info args` in dir with the plugin at rel preloaded; stdout and
- * stderr go to out.  Returns the exit status or -1. */
+/* Run `ucx_info args` in dir with the plugin at rel preloaded (rel NULL:
+ * nothing preloaded, UCX_PLUGIN_PATH names the plugin's directory); stdout
+ * and stderr go to out.  Returns the exit status or -1. */
 static int ut_ucx_info(const char *dir, const char *rel, const char *args,
                        char *out, size_t size)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char plugin[512], cmd[2048];
+    char plugin[512], env[1024], cmd[2048];
     size_t n = 0;
     FILE *p;
 
     /* a sanitized plugin in LD_PRELOAD needs its runtime first */
-    ut_build_path(plugin, sizeof(plugin), rel);
-    snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR "
-             "LD_PRELOAD='%s%s%s' '%s' %s 2>&1", dir, (rt && *rt) ? rt : "",
-             (rt && *rt) ? ":" : "", plugin, GDRX_UCX_INFO, args);
+    if (rel != NULL) {
+        ut_build_path(plugin, sizeof(plugin), rel);
+        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s'", (rt && *rt) ? rt : "",
+                 (rt && *rt) ? ":" : "", plugin);
+    } else {
+        ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs");
+        snprintf(env, sizeof(env), "UCX_PLUGIN_PATH='%s'", plugin);
+    }
+    snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR %s '%s' %s "
+             "2>&1", dir, env, GDRX_UCX_INFO, args);
     p = popen(cmd, "r");
     if (p == NULL) {
         return -1;
@@ -50,6 +59,25 @@ static void test_info_lists_gdrx(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "#      Transport: gdrx\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "#         Device: gdrx0\n"));
     CU_ASSERT_PTR_NULL(strstr(ut_out, "gdrx: libuct_gdrx was built"));
+}
+
+/* UCX 1.21+ also loads lib<framework>_<name>.so.0 from UCX_PLUGIN_PATH and
+ * its module directory; older releases only what their build names, which
+ * is why they need LD_PRELOAD. */
+static void test_plugin_path(void)
+{
+    const char *listed;
+
+    if (ut_ucx_info("/", NULL, "-d", ut_out, sizeof(ut_out)) != 0) {
+        CU_FAIL("ucx_info -d failed");
+        return;
+    }
+    listed = strstr(ut_out, "#      Transport: gdrx\n");
+    if (UCT_API >= UCT_VERSION(1, 21)) {
+        CU_ASSERT_PTR_NOT_NULL(listed);
+    } else {
+        CU_ASSERT_PTR_NULL(listed);
+    }
 }
 
 static void test_info_config(void)
@@ -111,6 +139,7 @@ static void test_wrong_version_refused(void)
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_info_lists_gdrx),
+    GDRX_TEST_CASE(test_plugin_path),
     GDRX_TEST_CASE(test_info_config),
     GDRX_TEST_CASE(test_ucx_conf),
     GDRX_TEST_CASE(test_wrong_version_refused),
