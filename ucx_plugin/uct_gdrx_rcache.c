@@ -12,6 +12,7 @@
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
 
+#include <errno.h>
 #include <sys/mman.h>
 #include <ucm/api/ucm.h>
 #include <ucs/debug/log.h>
@@ -97,18 +98,25 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
 }
 
 /* Without CUDA free events a hit may name an allocation CUDA freed and gave
- * out again at the same address: compare the allocation's buffer id. */
+ * out again at the same address: compare the allocation's buffer id, or
+ * (libgdrx without gdrx_mem_query) ask libgdrx whether the pin went stale. */
 static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
                                              uct_gdrx_rcache_region_t *region)
 {
+    struct gdrx_pin_info pin_info;
     struct gdrx_mem_info info;
+    int ret;
 
     if (md->events || (region->mem.kind != UCT_GDRX_MEM_KIND_MAPPED)) {
         return 1;
     }
 
-    return (uct_gdrx_lib_mem_query(region->mem.dptr, &info) == 0) &&
-           (info.buffer_id == region->mem.buffer_id);
+    ret = uct_gdrx_lib_mem_query(region->mem.dptr, &info);
+    if (ret == -ENOSYS) {
+        return (gdrx_pin_query(md->ctx, region->mem.pin, &pin_info) == 0) &&
+               !pin_info.stale;
+    }
+    return (ret == 0) && (info.buffer_id == region->mem.buffer_id);
 }
 
 ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
