@@ -133,6 +133,8 @@ uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
 #  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
 #endif
 
+/* Tested: 1.13, 1.16, 1.22; the members of 1.17-1.21 differ (see
+ * research), so those are refused; releases after 1.22 take its branch. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
     .iface_query_v2        = uct_iface_base_query_v2, \
@@ -141,13 +143,13 @@ uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
     .ep_is_connected       = uct_base_ep_is_connected, \
     .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
     .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
-#elif UCT_GDRX_UCX_AT_LEAST(1, 16)
+#elif UCT_GDRX_UCX_AT_LEAST(1, 16) && !UCT_GDRX_UCX_AT_LEAST(1, 17)
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
     .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
     .ep_is_connected       = uct_base_ep_is_connected,
 #elif UCT_GDRX_UCX_AT_LEAST(1, 14)
-#  error "gdrx supports UCX 1.13, 1.16 and 1.22 (see README.md)"
+#  error "gdrx supports UCX 1.13, 1.16 and 1.22 or newer (see README.md)"
 #endif
 
 #if !UCT_GDRX_UCX_AT_LEAST(1, 15)

@@ -38,16 +38,16 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
         return UCS_OK;
     }
 
+    if (length == 0) {
+        return UCS_OK; /* nothing to reach, whatever the key */
+    }
+
     if ((remote_addr < key->dptr) || (length > key->length) ||
         (remote_addr - key->dptr > key->length - length)) {
         ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
                   "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
                   key->dptr, key->length);
         return UCS_ERR_OUT_OF_RANGE;
-    }
-
-    if (length == 0) {
-        return UCS_OK;
     }
 
     pin.id = key->pin_id;
