@@ -26,50 +26,121 @@ AC_DEFUN([GDRX_CHECK_CUNIT], [
     GDRX_PART([tests (CUnit)], [$gdrx_have_cunit], [CUnit not found], [apt-get install libcunit1-dev (config/deps.sh)])
 ])
 
-dnl UCX: installed headers/libs plus the source tree of the same version for
-dnl uninstalled internal headers (uct/base/uct_iface.h, ...).
+dnl UCX: libucs/libuct/libucm of one release plus the source tree of the same
+dnl release for its uninstalled internal headers (uct/base/uct_iface.h, ...).
+dnl The installed public headers are used when present (Debian's libucx-dev);
+dnl otherwise the source tree must be configured (src/uct/api/version.h), as
+dnl on a machine with only the runtime package (Ubuntu's libucx0).
 AC_DEFUN([GDRX_CHECK_UCX], [
     AC_ARG_WITH([ucx],
-        [AS_HELP_STRING([--with-ucx=PREFIX], [installed UCX @<:@/usr@:>@])],
+        [AS_HELP_STRING([--with-ucx=PREFIX], [UCX installation: PREFIX/include, PREFIX/lib* @<:@/usr@:>@])],
         [], [with_ucx=/usr])
     AC_ARG_WITH([ucx-src],
         [AS_HELP_STRING([--with-ucx-src=DIR], [UCX source tree of the installed version
                          @<:@first of /usr/src/ucx-*, /opt/ucx-src@:>@])],
         [], [with_ucx_src=auto])
+    AC_ARG_WITH([ucx-libdir],
+        [AS_HELP_STRING([--with-ucx-libdir=DIR], [directory of libucs.so.0 and libuct.so.0
+                         @<:@first of PREFIX/lib, PREFIX/lib64, PREFIX/lib/x86_64-linux-gnu@:>@])],
+        [], [with_ucx_libdir=auto])
+    AC_ARG_VAR([UCX_BUILD_CPPFLAGS], [configure-time macros of the target UCX
+               (ENABLE_ASSERT, ENABLE_STATS, ...); default: from its config.h or ucx_info -v])
     gdrx_ucx_why=""
-    UCX_CPPFLAGS="-I$with_ucx/include"
-    UCX_LDFLAGS="-L$with_ucx/lib -L$with_ucx/lib/x86_64-linux-gnu"
-    gdrx_save_CPPFLAGS="$CPPFLAGS"
-    CPPFLAGS="$CPPFLAGS $UCX_CPPFLAGS"
-    AC_CHECK_HEADER([uct/api/uct.h], [gdrx_have_ucx=yes],
-                    [gdrx_have_ucx=no; gdrx_ucx_why="uct/api/uct.h not found under $with_ucx/include"])
-    CPPFLAGS="$gdrx_save_CPPFLAGS"
+    gdrx_have_ucx=no
     UCX_VERSION=""
+    gdrx_ucx_pub=""
+    AS_IF([test -f "$with_ucx/include/uct/api/version.h"], [gdrx_ucx_pub="$with_ucx/include"])
+    AS_IF([test "x$with_ucx_src" = xauto], [
+        with_ucx_src=""
+        AS_IF([test -n "$gdrx_ucx_pub"],
+              [gdrx_v=`$SED -n 's/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $gdrx_ucx_pub/uct/api/version.h`])
+        for d in /usr/src/ucx-$gdrx_v /usr/src/ucx-* /opt/ucx-src; do
+            AS_IF([test -f "$d/src/uct/base/uct_iface.h"], [with_ucx_src="$d"; break])
+        done
+    ])
+    AS_IF([test -z "$gdrx_ucx_pub" && test -f "$with_ucx_src/src/uct/api/version.h"],
+          [gdrx_ucx_pub="$with_ucx_src/src"])
+    AS_IF([test -z "$gdrx_ucx_pub"],
+          [gdrx_ucx_why="no uct/api/version.h under $with_ucx/include or a configured --with-ucx-src"],
+          [test ! -f "$with_ucx_src/src/uct/base/uct_iface.h"],
+          [gdrx_ucx_why="UCX source tree (src/uct/base/uct_iface.h) not found"],
+          [gdrx_have_ucx=yes])
     AS_IF([test "x$gdrx_have_ucx" = xyes], [
         AC_MSG_CHECKING([UCX version])
-        UCX_VERSION=`$SED -n 's/^#define UCP_API_VERSION_STRING *"\(.*\)"/\1/p; s/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $with_ucx/include/ucp/api/ucp_version.h $with_ucx/include/uct/api/version.h 2>/dev/null | head -n1`
-        AS_IF([test -z "$UCX_VERSION"],
-              [UCX_VERSION=`$SED -n 's/^#define UCP_API_MAJOR *\(@<:@0-9@:>@*\).*/\1/p' $with_ucx/include/ucp/api/ucp_version.h 2>/dev/null`.`$SED -n 's/^#define UCP_API_MINOR *\(@<:@0-9@:>@*\).*/\1/p' $with_ucx/include/ucp/api/ucp_version.h 2>/dev/null`])
+        UCX_VERSION=`$SED -n 's/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $gdrx_ucx_pub/uct/api/version.h`
         AC_MSG_RESULT([$UCX_VERSION])
-        AS_IF([test "x$with_ucx_src" = xauto], [
-            with_ucx_src=""
-            for d in /usr/src/ucx-$UCX_VERSION* /usr/src/ucx-* /opt/ucx-src; do
-                AS_IF([test -f "$d/src/uct/base/uct_iface.h"], [with_ucx_src="$d"; break])
+        gdrx_src_v=`$SED -n 's/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $with_ucx_src/src/uct/api/version.h 2>/dev/null`
+        gdrx_src_base=`basename "$with_ucx_src"`
+        AS_CASE(["$gdrx_src_v:$gdrx_src_base"],
+            ["$UCX_VERSION:"*|":ucx-$UCX_VERSION"*|":"*], [],
+            [AC_MSG_WARN([UCX source tree $with_ucx_src is $gdrx_src_v, UCX is $UCX_VERSION])])
+    ])
+    AS_IF([test "x$gdrx_have_ucx" = xyes], [
+        AS_IF([test "x$with_ucx_libdir" = xauto], [
+            with_ucx_libdir=""
+            for d in $with_ucx/lib $with_ucx/lib64 $with_ucx/lib/x86_64-linux-gnu; do
+                AS_IF([test -e "$d/libuct.so.0" && test -e "$d/libucs.so.0"], [with_ucx_libdir="$d"; break])
             done
         ])
-        AS_IF([test -z "$with_ucx_src" || test ! -f "$with_ucx_src/src/uct/base/uct_iface.h"], [
-            gdrx_have_ucx=no
-            gdrx_ucx_why="UCX source tree (src/uct/base/uct_iface.h) not found"
-        ])
+        AS_IF([test ! -e "$with_ucx_libdir/libuct.so.0"],
+              [gdrx_have_ucx=no; gdrx_ucx_why="libuct.so.0 not found (--with-ucx-libdir)"])
     ])
+    AS_IF([test "x$gdrx_have_ucx" = xyes], [
+        AC_PATH_PROG([UCX_INFO], [ucx_info], [], [$with_ucx/bin$PATH_SEPARATOR$PATH])
+        AS_IF([test -z "$UCX_BUILD_CPPFLAGS"], [GDRX_UCX_BUILD_FLAGS])
+    ])
+    UCX_CPPFLAGS="-I$gdrx_ucx_pub -I$with_ucx_src/src $UCX_BUILD_CPPFLAGS"
+    UCX_LIBDIR="$with_ucx_libdir"
+    UCX_LIBS="-L$with_ucx_libdir -Wl,-rpath-link,$with_ucx_libdir -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0"
+    UCP_LIBS="-l:libucp.so.0"
     UCX_SRC="$with_ucx_src"
     AC_SUBST([UCX_CPPFLAGS])
-    AC_SUBST([UCX_LDFLAGS])
+    AC_SUBST([UCX_LIBS])
+    AC_SUBST([UCP_LIBS])
+    AC_SUBST([UCX_LIBDIR])
     AC_SUBST([UCX_SRC])
     AC_SUBST([UCX_VERSION])
+    AC_DEFINE_UNQUOTED([GDRX_UCX_BUILD_VERSION], ["$UCX_VERSION"], [UCX release the plugin is built for])
+    dnl libgdrx's CUDA memory query/events (from the interception issue)
+    dnl (a definition in libgdr/src: the name followed by its parameter types)
+    AS_IF([grep -rqE 'gdrx_mem_events_subscribe@<:@@<:@:space:@:>@@:>@*\(@<:@@<:@:space:@:>@@:>@*uint32_t' $srcdir/libgdr/src 2>/dev/null],
+          [gdrx_have_mem_events=1], [gdrx_have_mem_events=0])
+    AC_DEFINE_UNQUOTED([GDRX_HAVE_MEM_EVENTS], [$gdrx_have_mem_events], [libgdrx implements gdrx_mem_query and events])
+    AM_CONDITIONAL([GDRX_HAVE_MEM_EVENTS], [test "x$gdrx_have_mem_events" = x1])
     AM_CONDITIONAL([HAVE_UCX], [test "x$gdrx_have_ucx" = xyes])
-    GDRX_PART([UCX $UCX_VERSION detection], [$gdrx_have_ucx], [$gdrx_ucx_why],
+    GDRX_PART([UCX $UCX_VERSION transport], [$gdrx_have_ucx], [$gdrx_ucx_why],
               [--with-ucx=PREFIX --with-ucx-src=DIR (config/deps.sh fetches the source)])
+])
+
+dnl The target UCX's configure-time macros its internal headers read; some are
+dnl ABI (ENABLE_STATS adds a member to uct_base_iface_t).  A configured source
+dnl tree's config.h says; otherwise ucx_info -v's "Configured with" line does.
+AC_DEFUN([GDRX_UCX_BUILD_FLAGS], [
+    AC_MSG_CHECKING([UCX build macros])
+    UCX_BUILD_CPPFLAGS=""
+    AS_IF([test -f "$with_ucx_src/config.h"], [
+        for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS UCS_MAX_LOG_LEVEL; do
+            v=`$SED -n "s/^#define $m \(.*\)/\1/p" $with_ucx_src/config.h`
+            AS_IF([test -n "$v"], [UCX_BUILD_CPPFLAGS="$UCX_BUILD_CPPFLAGS -D$m=$v"])
+        done
+        gdrx_ucx_flags_from="$with_ucx_src/config.h"
+    ], [
+        gdrx_cw=`$UCX_INFO -v 2>/dev/null | $SED -n 's/^# Configured with: //p'`
+        gdrx_ucx_flags_from="ucx_info -v"
+        AS_CASE([" $gdrx_cw "], [*" --disable-params-check "*], [gdrx_f="-DENABLE_PARAMS_CHECK=0"], [gdrx_f="-DENABLE_PARAMS_CHECK=1"])
+        AS_CASE([" $gdrx_cw "], [*" --enable-debug-data "*], [gdrx_f="$gdrx_f -DENABLE_DEBUG_DATA=1"], [gdrx_f="$gdrx_f -DENABLE_DEBUG_DATA=0"])
+        AS_CASE([" $gdrx_cw "], [*" --disable-assertions "*], [], [gdrx_f="$gdrx_f -DENABLE_ASSERT=1"])
+        AS_CASE([" $gdrx_cw "], [*" --enable-mt "*], [gdrx_f="$gdrx_f -DENABLE_MT=1"], [gdrx_f="$gdrx_f -DENABLE_MT=0"])
+        AS_CASE([" $gdrx_cw "], [*" --enable-stats "*], [gdrx_f="$gdrx_f -DENABLE_STATS=1"], [])
+        AS_CASE([" $gdrx_cw "],
+            [*" --disable-logging "*], [gdrx_l=UCS_LOG_LEVEL_DEBUG],
+            [*" --enable-logging=warn "*], [gdrx_l=UCS_LOG_LEVEL_WARN],
+            [*" --enable-logging=info "*], [gdrx_l=UCS_LOG_LEVEL_INFO],
+            [*" --enable-logging=debug "*], [gdrx_l=UCS_LOG_LEVEL_DEBUG],
+            [gdrx_l=UCS_LOG_LEVEL_TRACE_POLL])
+        UCX_BUILD_CPPFLAGS="$gdrx_f -DUCS_MAX_LOG_LEVEL=$gdrx_l"
+    ])
+    AC_MSG_RESULT([$UCX_BUILD_CPPFLAGS (from $gdrx_ucx_flags_from)])
 ])
 
 dnl Kernel headers for gdrdrv.ko.  The default is the newest Debian

@@ -1,0 +1,88 @@
+# tests/ucx: the gdrx UCX transport through UCT and UCP, on the simulated
+# GPU.  Without a configured UCX the suites are reported as not run.
+if HAVE_UCX
+GDRX_UCX_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr \
+	-I$(top_srcdir)/tests/sim $(UCX_CPPFLAGS:-I%=-isystem %)
+GDRX_UCX_TEST_CFLAGS = $(AM_CFLAGS) -std=gnu11 -pthread
+GDRX_UCX_TEST_LIBS = $(top_builddir)/tests/ucx/libut_uct.la \
+	$(top_builddir)/tests/libgdr/libtcuda.la $(top_builddir)/libgdr/libgdrx.la \
+	$(GDRX_TEST_LIBS) $(UCX_LIBS) $(UCP_LIBS) $(DL_LIBS) -lpthread
+# UCX_LIBDIR may hold another UCX than the system's (1.16, 1.22 builds).
+GDRX_UCX_TEST_LDFLAGS = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
+
+check_LTLIBRARIES += tests/ucx/libut_uct.la
+tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c
+tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+
+if !GDRX_HAVE_MEM_EVENTS
+# TEMPORARY: libgdrx lacks gdrx_mem_query/events (see gdrx_mem_shim.c).
+check_LTLIBRARIES += tests/ucx/libgdrx_mem_shim.la
+tests_ucx_libgdrx_mem_shim_la_SOURCES  = tests/ucx/gdrx_mem_shim.c
+tests_ucx_libgdrx_mem_shim_la_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
+tests_ucx_libgdrx_mem_shim_la_LIBADD   = $(top_builddir)/tests/sim/libcuda.la -lpthread
+tests_ucx_libgdrx_mem_shim_la_LDFLAGS  = $(AM_LDFLAGS) -rpath /nowhere -avoid-version
+EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM = tests/ucx/libgdrx_mem_shim.la
+endif
+
+check_PROGRAMS += tests/ucx/test_uct
+GDRX_SUITES    += tests/ucx/test_uct
+tests_ucx_test_uct_SOURCES  = tests/ucx/test_uct.c
+tests_ucx_test_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
+check_PROGRAMS += tests/ucx/test_rcache
+GDRX_SUITES    += tests/ucx/test_rcache
+tests_ucx_test_rcache_SOURCES  = tests/ucx/test_rcache.c
+tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
+check_PROGRAMS += tests/ucx/test_ucp
+GDRX_SUITES    += tests/ucx/test_ucp
+tests_ucx_test_ucp_SOURCES  = tests/ucx/test_ucp.c
+tests_ucx_test_ucp_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_ucp_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
+# Benchmark, not a test: `make check` builds it, nobody runs it there.
+check_PROGRAMS += tests/ucx/bench_uct
+tests_ucx_bench_uct_SOURCES  = tests/ucx/bench_uct.c
+tests_ucx_bench_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_bench_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_bench_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_bench_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+
+# ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
+# UCX release (built only for this test).
+check_PROGRAMS += tests/ucx/test_tools
+GDRX_SUITES    += tests/ucx/test_tools
+tests_ucx_test_tools_SOURCES  = tests/ucx/test_tools.c
+tests_ucx_test_tools_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DGDRX_UCX_INFO='"$(UCX_INFO)"'
+tests_ucx_test_tools_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_tools_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_tools_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+EXTRA_tests_ucx_test_tools_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
+	tests/ucx/libuct_gdrx_wrongver.la
+
+check_LTLIBRARIES += tests/ucx/libuct_gdrx_wrongver.la
+tests_ucx_libuct_gdrx_wrongver_la_SOURCES  = $(GDRX_UCX_PLUGIN_SOURCES)
+tests_ucx_libuct_gdrx_wrongver_la_CPPFLAGS = $(GDRX_UCX_PLUGIN_CPPFLAGS) \
+	-DUCT_GDRX_TEST_FAKE_UCX_VERSION='"1.12.0"'
+tests_ucx_libuct_gdrx_wrongver_la_CFLAGS   = $(GDRX_UCX_PLUGIN_CFLAGS)
+tests_ucx_libuct_gdrx_wrongver_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS) -rpath /nowhere -avoid-version
+tests_ucx_libuct_gdrx_wrongver_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
+else
+check-ucx-not-run:
+	@echo "=== suite tests/ucx: NOT RUN (UCX not configured: see configure's summary)"
+	@echo "tests/ucx(not-run) 0 0" >> $(GDRX_RESULTS)
+GDRX_CHECK_EXTRA += check-ucx-not-run
+endif

@@ -1,0 +1,191 @@
+/*
+ * test_rcache.c - gdrx's registration cache: hits, misses, LRU eviction
+ * under a region limit, and CUDA freeing then reusing an address (the old
+ * mapping must never be used), with and without CUDA free events.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucm/api/ucm.h>
+
+#include "ut_uct.h"
+
+static void test_hit_and_miss(void)
+{
+    struct ut_uct u;
+    struct ut_reg r1, r2, r3;
+    CUdeviceptr a, b;
+
+    if ((tc_setup(0) != 0) || !(a = tc_alloc(1 << 20)) || !(b = tc_alloc(1 << 20))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 100), 5000, &r1), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 200), 1000, &r2), UCS_OK); /* hit */
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(b + 1), 77, &r3), UCS_OK);    /* miss */
+    ut_dereg(&u, &r1);
+    ut_dereg(&u, &r2);
+    ut_dereg(&u, &r3);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 100), 5000, &r1), UCS_OK); /* still cached */
+    ut_dereg(&u, &r1);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), 4);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), 2);
+    tc_free(a);
+    tc_free(b);
+}
+
+/* Over two regions, creating a region evicts the least recently used
+ * (UCX 1.13 checks the limit before adding the new one). */
+static void test_eviction_limit(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d[4];
+    int i;
+
+    setenv("UCX_GDRX_RCACHE_MAX_REGIONS", "2", 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    for (i = 0; i < 4; ++i) {
+        CU_ASSERT_FATAL((d[i] = tc_alloc(1 << 21)) != 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    for (i = 0; i < 4; ++i) {
+        CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[i], 4096, &r), UCS_OK);
+        ut_dereg(&u, &r);
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[0], 4096, &r), UCS_OK); /* evicted */
+    ut_dereg(&u, &r);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[3], 4096, &r), UCS_OK); /* kept */
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 5);
+    for (i = 0; i < 4; ++i) {
+        tc_free(d[i]);
+    }
+}
+
+/* CUDA frees a registered buffer and hands the same address out again: the
+ * next registration must pin the new allocation and data must land there. */
+static void ut_free_realloc(const char *mem_events, const char *expect_mode)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d, d2;
+    uint8_t buf[512];
+
+    setenv("UCX_GDRX_MEM_EVENTS", mem_events, 1);
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 21))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 1 << 21, &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 1);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, r.rkey.rkey), UCS_OK);
+    ut_dereg(&u, &r);
+
+    tc_free(d);
+    d2 = tc_alloc(1 << 21);
+    CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
+    tc_fill(d2, 1 << 21, 2);
+
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d2, 1 << 21, &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 3);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d2 + 9, r.rkey.rkey), UCS_OK);
+    memset(buf, 0, sizeof(buf));
+    CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, buf, 9, d2, r.rkey.rkey), UCS_OK);
+    ut_dereg(&u, &r);
+    CU_ASSERT(tc_check(d2 + 9, 512, 3));
+    CU_ASSERT(tc_check(d2, 9, 2));
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT(ut_stats_has(u.stats, expect_mode));
+    tc_free(d2);
+}
+
+static void test_free_realloc_events(void)
+{
+    ut_free_realloc("y", "cache_check events");
+}
+
+static void test_free_realloc_no_events(void)
+{
+    ut_free_realloc("n", "cache_check buffer-id");
+}
+
+static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
+{
+    (void)type;
+    (void)event;
+    (void)arg;
+}
+
+/* UCX raises CUDA events itself iff libucm_cuda is loaded and installs. */
+static int ut_ucx_hooks_work(void)
+{
+    void *ucm_cuda = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    ucs_status_t status;
+
+    if (ucm_cuda == NULL) {
+        return 0;
+    }
+    dlclose(ucm_cuda);
+    status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0, ut_noop_event,
+                                   NULL);
+    if (status == UCS_OK) {
+        ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_FREE, ut_noop_event, NULL);
+    }
+    return status == UCS_OK;
+}
+
+/* Who tells UCX about CUDA frees: UCX's own hooks (libucm_cuda) when it
+ * has working ones, and then gdrx dispatches nothing; gdrx's bridge
+ * otherwise. */
+static void test_events_source(void)
+{
+    struct ut_uct u;
+    CUdeviceptr d;
+    int ucx_hooks;
+
+    if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
+        CU_FAIL("setup");
+        return;
+    }
+    ucx_hooks = ut_ucx_hooks_work();
+    d = tc_alloc(4096);
+    tc_free(d);
+    ut_close(&u);
+    if (ucx_hooks) {
+        CU_ASSERT(ut_stats_has(u.stats, "events_source ucx-hooks"));
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 0);
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 0);
+    } else {
+        CU_ASSERT(ut_stats_has(u.stats, "events_source bridged"));
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 1);
+        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 1);
+    }
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_hit_and_miss),
+    GDRX_TEST_CASE(test_eviction_limit),
+    GDRX_TEST_CASE(test_free_realloc_events),
+    GDRX_TEST_CASE(test_free_realloc_no_events),
+    GDRX_TEST_CASE(test_events_source),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_rcache", ut_suite_init, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    return gdrx_test_main(argc, argv, suites);
+}

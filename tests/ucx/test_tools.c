@@ -1,0 +1,158 @@
+/*
+ * test_tools.c - gdrx as users meet it: ucx_info with LD_PRELOAD lists the
+ * transport and its UCX_GDRX_* settings, a ucx.conf value takes effect, and
+ * a plugin built for another UCX release refuses to register.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uct/api/version.h>
+
+#include "ut_uct.h"
+
+/* Run `ucx_info args` in dir with the plugin at rel preloaded (rel NULL:
+ * nothing preloaded, UCX_PLUGIN_PATH names the plugin's directory); stdout
+ * and stderr go to out.  Returns the exit status or -1. */
+static int ut_ucx_info(const char *dir, const char *rel, const char *args,
+                       char *out, size_t size)
+{
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    char plugin[512], env[1024], cmd[2048];
+    size_t n = 0;
+    FILE *p;
+
+    /* a sanitized plugin in LD_PRELOAD needs its runtime first */
+    if (rel != NULL) {
+        ut_build_path(plugin, sizeof(plugin), rel);
+        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s'", (rt && *rt) ? rt : "",
+                 (rt && *rt) ? ":" : "", plugin);
+    } else {
+        ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs");
+        snprintf(env, sizeof(env), "UCX_PLUGIN_PATH='%s'", plugin);
+    }
+    snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR %s '%s' %s "
+             "2>&1", dir, env, GDRX_UCX_INFO, args);
+    p = popen(cmd, "r");
+    if (p == NULL) {
+        return -1;
+    }
+    while ((n + 1 < size) && !feof(p)) {
+        n += fread(out + n, 1, size - n - 1, p);
+    }
+    out[n] = '\0';
+    return pclose(p);
+}
+
+static char ut_out[1 << 20];
+
+static void test_info_lists_gdrx(void)
+{
+    CU_ASSERT_EQUAL(ut_ucx_info("/", "ucx_plugin/.libs/libuct_gdrx.so.0", "-d",
+                                ut_out, sizeof(ut_out)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "# Memory domain: gdrx\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "#      Transport: gdrx\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "#         Device: gdrx0\n"));
+    CU_ASSERT_PTR_NULL(strstr(ut_out, "gdrx: libuct_gdrx was built"));
+}
+
+/* UCX 1.21+ also loads lib<framework>_<name>.so.0 from UCX_PLUGIN_PATH and
+ * its module directory; older releases only what their build names, which
+ * is why they need LD_PRELOAD. */
+static void test_plugin_path(void)
+{
+    const char *listed;
+
+    if (ut_ucx_info("/", NULL, "-d", ut_out, sizeof(ut_out)) != 0) {
+        CU_FAIL("ucx_info -d failed");
+        return;
+    }
+    listed = strstr(ut_out, "#      Transport: gdrx\n");
+    if (UCT_API >= UCT_VERSION(1, 21)) {
+        CU_ASSERT_PTR_NOT_NULL(listed);
+    } else {
+        CU_ASSERT_PTR_NULL(listed);
+    }
+}
+
+static void test_info_config(void)
+{
+    static const char *const names[] = {
+        "UCX_GDRX_BACKEND=auto", "UCX_GDRX_RCACHE=try",
+        "UCX_GDRX_RCACHE_MAX_REGIONS=inf", "UCX_GDRX_MEM_EVENTS=y",
+        "UCX_GDRX_STATS_DUMP=n", "UCX_GDRX_GET_LAT=1.00us",
+        "UCX_GDRX_PUT_BW=16000.00MBps", "UCX_GDRX_SEG_SIZE=8K", NULL
+    };
+    const char *const *n;
+
+    CU_ASSERT_EQUAL(ut_ucx_info("/", "ucx_plugin/.libs/libuct_gdrx.so.0", "-c",
+                                ut_out, sizeof(ut_out)), 0);
+    for (n = names; *n != NULL; ++n) {
+        if (strstr(ut_out, *n) == NULL) {
+            CU_FAIL(*n);
+        }
+    }
+}
+
+/* ./ucx.conf sets the read latency; the iface reports it (iface latency is
+ * the read latency), and ucx_info -c shows it. */
+static void test_ucx_conf(void)
+{
+    char dir[] = "/tmp/gdrx-ucxconf.XXXXXX", path[64];
+    FILE *f;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/ucx.conf", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("# written by test_ucx_conf\nUCX_GDRX_GET_LAT=7us\n", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(ut_ucx_info(dir, "ucx_plugin/.libs/libuct_gdrx.so.0", "-c",
+                                ut_out, sizeof(ut_out)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "UCX_GDRX_GET_LAT=7.00us"));
+    CU_ASSERT_EQUAL(ut_ucx_info(dir, "ucx_plugin/.libs/libuct_gdrx.so.0", "-d",
+                                ut_out, sizeof(ut_out)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "latency: 7000 nsec"));
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A build that records UCX 1.12.0 (the test build of the plugin). */
+static void test_wrong_version_refused(void)
+{
+    char want[256];
+
+    CU_ASSERT_EQUAL(ut_ucx_info("/", "tests/ucx/.libs/libuct_gdrx_wrongver.so",
+                                "-d", ut_out, sizeof(ut_out)), 0);
+    snprintf(want, sizeof(want), "gdrx: libuct_gdrx was built for UCX 1.12.0 "
+             "but this process runs UCX %s; the gdrx transport is not "
+             "registered", GDRX_UCX_BUILD_VERSION);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, want));
+    CU_ASSERT_PTR_NULL(strstr(ut_out, "Transport: gdrx"));
+    CU_ASSERT_PTR_NULL(strstr(ut_out, "Memory domain: gdrx"));
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_info_lists_gdrx),
+    GDRX_TEST_CASE(test_plugin_path),
+    GDRX_TEST_CASE(test_info_config),
+    GDRX_TEST_CASE(test_ucx_conf),
+    GDRX_TEST_CASE(test_wrong_version_refused),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_tools", NULL, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    setenv("GDRX_BACKEND", "dmabuf", 0);
+    return gdrx_test_main(argc, argv, suites);
+}

@@ -1,0 +1,323 @@
+/*
+ * test_uct.c - the gdrx transport through the public UCT API on the
+ * simulated GPU: data in every size class and direction, bad parameters,
+ * a failing pin, two threads on one iface.  Data is always checked through
+ * CUDA, never through gdrx.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ut_uct.h"
+
+#define UT_BUF   (64 * 1024 + 64)   /* largest size + odd offsets */
+#define UT_MAX   (64 * 1024)
+
+enum ut_op { UT_SHORT, UT_BCOPY, UT_ZCOPY };
+
+struct ut_bcopy_arg {
+    void   *buf;
+    size_t len;
+};
+
+static size_t ut_pack(void *dest, void *arg)
+{
+    struct ut_bcopy_arg *a = arg;
+
+    memcpy(dest, a->buf, a->len);
+    return a->len;
+}
+
+static void ut_unpack(void *arg, const void *data, size_t length)
+{
+    struct ut_bcopy_arg *a = arg;
+
+    memcpy(a->buf, data, length);
+    a->len = length;
+}
+
+static ucs_status_t ut_put(struct ut_uct *u, enum ut_op op, void *buf,
+                           size_t len, uint64_t raddr, uct_rkey_t rkey)
+{
+    struct ut_bcopy_arg arg = {buf, len};
+    uct_iov_t iov = {buf, len, NULL, 0, 1};
+    ssize_t n;
+
+    switch (op) {
+    case UT_SHORT:
+        return uct_ep_put_short(u->ep, buf, (unsigned)len, raddr, rkey);
+    case UT_BCOPY:
+        n = uct_ep_put_bcopy(u->ep, ut_pack, &arg, raddr, rkey);
+        return (n < 0) ? (ucs_status_t)n :
+               ((size_t)n == len) ? UCS_OK : UCS_ERR_IO_ERROR;
+    default:
+        return uct_ep_put_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
+    }
+}
+
+static ucs_status_t ut_get(struct ut_uct *u, enum ut_op op, void *buf,
+                           size_t len, uint64_t raddr, uct_rkey_t rkey)
+{
+    struct ut_bcopy_arg arg = {buf, 0};
+    uct_iov_t iov = {buf, len, NULL, 0, 1};
+
+    switch (op) {
+    case UT_SHORT:
+        return uct_ep_get_short(u->ep, buf, (unsigned)len, raddr, rkey);
+    case UT_BCOPY:
+        return uct_ep_get_bcopy(u->ep, ut_unpack, &arg, len, raddr, rkey,
+                                NULL);
+    default:
+        return uct_ep_get_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
+    }
+}
+
+/* Every size 0..256, then odd sizes growing ~1/8 per step, then 64 KiB. */
+static size_t ut_next_size(size_t s)
+{
+    if (s < 256) {
+        return s + 1;
+    }
+    if (s == UT_MAX - 1) {
+        return UT_MAX;
+    }
+    s = s + (s / 8) + 1;
+    s |= 1;
+    return (s >= UT_MAX) ? UT_MAX - 1 : s;
+}
+
+static void ut_sizes(enum ut_op op)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    uint8_t *host = malloc(UT_BUF), *want = malloc(UT_BUF), *got = malloc(UT_BUF);
+    size_t s, off;
+    uint32_t seed = 1;
+    long count;
+
+    setenv("UCX_GDRX_SEG_SIZE", "64k", 1);
+    if ((tc_setup(0) != 0) || ((d = tc_alloc(UT_BUF)) == 0)) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_BUF, &r), UCS_OK);
+
+    for (s = 0; s <= UT_MAX; s = (s == UT_MAX) ? s + 1 : ut_next_size(s), ++seed) {
+        off = 1 + 2 * (seed % 31); /* odd device offset */
+        /* put: host (odd offset) -> device, checked through CUDA */
+        tc_pattern(host + 3, s, seed);
+        tc_fill(d, UT_BUF, ~seed);
+        CU_ASSERT_EQUAL(ut_put(&u, op, host + 3, s, d + off, r.rkey.rkey), UCS_OK);
+        tc.MemcpyDtoH(got, d, UT_BUF);
+        tc_pattern(want, UT_BUF, ~seed);
+        memcpy(want + off, host + 3, s);
+        CU_ASSERT_EQUAL(memcmp(got, want, UT_BUF), 0);
+        /* get: device -> host (odd offset), the bytes around untouched */
+        tc_fill(d, UT_BUF, seed * 7);
+        memset(host, 0x5a, UT_BUF);
+        CU_ASSERT_EQUAL(ut_get(&u, op, host + 5, s, d + off, r.rkey.rkey), UCS_OK);
+        tc_pattern(want, UT_BUF, seed * 7);
+        CU_ASSERT_EQUAL(memcmp(host + 5, want + off, s), 0);
+        CU_ASSERT_EQUAL(host[4], 0x5a);
+        CU_ASSERT_EQUAL(host[5 + s], 0x5a);
+    }
+
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    count = ut_counter(u.stats, op == UT_SHORT ? "iface put_short" :
+                       op == UT_BCOPY ? "iface put_bcopy" : "iface put_zcopy",
+                       "count");
+    CU_ASSERT_EQUAL(count, seed - 1);
+    tc_free(d);
+    free(host);
+    free(want);
+    free(got);
+}
+
+static void test_short_sizes(void) { ut_sizes(UT_SHORT); }
+static void test_bcopy_sizes(void) { ut_sizes(UT_BCOPY); }
+static void test_zcopy_sizes(void) { ut_sizes(UT_ZCOPY); }
+
+static void test_bad_params(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    uint8_t buf[2048] = {0}, want[4096];
+    uint64_t bogus = 12345;
+    uct_ep_params_t ep_params = {0};
+    uct_ep_h ep;
+    uct_iov_t iov[17];
+
+    if ((tc_setup(0) != 0) || ((d = tc_alloc(4096)) == 0)) {
+        return;
+    }
+    tc_fill(d, 4096, 9);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(d + 100), 1000, &r), UCS_OK);
+    /* well outside the registered range (the cache may round it by up to
+     * 16 bytes): refused, nothing written */
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 8, d + 40, r.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 8, d + 1200, r.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, buf, 1100, d + 100, r.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 8, UINT64_MAX - 4, r.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    tc.MemcpyDtoH(want, d, 4096);
+    CU_ASSERT(tc_check(d, 4096, 9));
+    /* too many iovs, get_bcopy above SEG_SIZE */
+    memset(iov, 0, sizeof(iov));
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, iov, 17, d + 100, r.rkey.rkey, NULL),
+                    UCS_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(uct_ep_get_bcopy(u.ep, ut_unpack, NULL, u.attr.cap.get.max_bcopy + 1,
+                                     d + 100, r.rkey.rkey, NULL),
+                    UCS_ERR_EXCEEDS_LIMIT);
+    /* an address that is not this iface is unreachable */
+    CU_ASSERT_FALSE(uct_iface_is_reachable(u.iface, NULL,
+                                           (const uct_iface_addr_t*)&bogus));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = u.iface;
+    ep_params.iface_addr = (const uct_iface_addr_t*)&bogus;
+    CU_ASSERT_EQUAL(uct_ep_create(&ep_params, &ep), UCS_ERR_UNREACHABLE);
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    CU_ASSERT_EQUAL(uct_ep_create(&ep_params, &ep), UCS_ERR_INVALID_PARAM);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT(tc_check(d, 4096, 9));
+    tc_free(d);
+}
+
+/* Host memory registers as a no-op; its key copies with the CPU. */
+static void test_host_memory(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    char src[64] = "host to host through a host key", dst[64] = {0};
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, dst, sizeof(dst), &r), UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, src, sizeof(src), (uintptr_t)dst,
+                                     r.rkey.rkey), UCS_OK);
+    CU_ASSERT_STRING_EQUAL(dst, src);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+}
+
+/* A pin the driver refuses is an error status, and the next one works. */
+static void test_pin_failure(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    uint8_t buf[32];
+
+    if ((tc_setup(0) != 0) || ((d = tc_alloc(8192)) == 0)) {
+        return;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.fail_next);
+    setenv("UCX_GDRX_RCACHE", "n", 1);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1), 0);
+    CU_ASSERT_NOT_EQUAL(uct_md_mem_reg(u.md, (void*)d, 8192,
+                                       UCT_MD_MEM_ACCESS_ALL |
+                                       UCT_MD_MEM_FLAG_HIDE_ERRORS, &r.memh),
+                        UCS_OK);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 8192, &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 3);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 11,
+                                     r.rkey.rkey), UCS_OK);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_errors"), 1);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 1);
+    tc_free(d);
+}
+
+struct ut_thread {
+    struct ut_uct *u;
+    CUdeviceptr   d;
+    uct_rkey_t    rkey;
+    uint32_t      seed;
+    int           errors;
+};
+
+static void *ut_thread_main(void *arg)
+{
+    struct ut_thread *t = arg;
+    uint8_t out[3000], in[3000];
+    int i;
+
+    for (i = 0; i < 200; ++i) {
+        tc_pattern(out, sizeof(out), t->seed + i);
+        if ((uct_ep_put_short(t->u->ep, out, sizeof(out), t->d + 7,
+                              t->rkey) != UCS_OK) ||
+            (uct_ep_get_short(t->u->ep, in, sizeof(in), t->d + 7,
+                              t->rkey) != UCS_OK) ||
+            memcmp(in, out, sizeof(in))) {
+            t->errors++;
+        }
+    }
+    return NULL;
+}
+
+static void test_two_threads(void)
+{
+    struct ut_uct u;
+    struct ut_reg r[2];
+    struct ut_thread t[2];
+    pthread_t th[2];
+    CUdeviceptr d[2];
+    int i;
+
+    if ((tc_setup(0) != 0) || !(d[0] = tc_alloc(4096)) || !(d[1] = tc_alloc(4096))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    for (i = 0; i < 2; ++i) {
+        CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d[i], 4096, &r[i]), UCS_OK);
+        t[i] = (struct ut_thread){&u, d[i], r[i].rkey.rkey, 1000u * (i + 1), 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, ut_thread_main, &t[i]), 0);
+    }
+    for (i = 0; i < 2; ++i) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(t[i].errors, 0);
+        CU_ASSERT(tc_check(d[i] + 7, 3000, t[i].seed + 199));
+        ut_dereg(&u, &r[i]);
+    }
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface put_short", "count"), 400);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_short", "count"), 400);
+}
+
+static const struct gdrx_test_case data_cases[] = {
+    GDRX_TEST_CASE(test_short_sizes),
+    GDRX_TEST_CASE(test_bcopy_sizes),
+    GDRX_TEST_CASE(test_zcopy_sizes),
+    GDRX_TEST_CASE(test_host_memory),
+    GDRX_TEST_CASE(test_bad_params),
+    GDRX_TEST_CASE(test_pin_failure),
+    GDRX_TEST_CASE(test_two_threads),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_uct", ut_suite_init, NULL, data_cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    return gdrx_test_main(argc, argv, suites);
+}

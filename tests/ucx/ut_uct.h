@@ -1,0 +1,58 @@
+/*
+ * ut_uct.h - what the gdrx UCX suites share: loading the plugin the way
+ * LD_PRELOAD does, opening gdrx's MD/iface/ep through the public UCT API,
+ * registering device memory and reading the plugin's counters.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UT_UCT_H
+#define UT_UCT_H
+
+#include <uct/api/uct.h>
+
+#include "tcuda.h"
+
+struct ut_uct {
+    uct_component_h      component;
+    uct_md_h             md;
+    ucs_async_context_t  *async;
+    uct_worker_h         worker;
+    uct_iface_h          iface;
+    uct_iface_attr_t     attr;
+    uct_ep_h             ep;
+    char                 stats[256]; /* UCX_GDRX_STATS_DUMP file */
+};
+
+struct ut_reg {
+    uct_mem_h            memh;
+    uct_rkey_bundle_t    rkey;
+};
+
+/* Path of a file in the build tree (GDRX_TEST_BUILDDIR). */
+void ut_build_path(char *buf, size_t size, const char *rel);
+
+/* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
+int ut_load_plugin(void);
+
+/* CUnit suite init of the UCX suites: libcuda, dmabuf backend, plugin. */
+int ut_suite_init(void);
+
+/* Open gdrx (MD, worker, iface, ep to itself).  UCX_GDRX_* settings come
+ * from the environment; counters go to u->stats.  0, or -1 after failing
+ * the current test case (a message outside one). */
+int ut_open(struct ut_uct *u);
+/* Close everything; the counters are in u->stats afterwards. */
+void ut_close(struct ut_uct *u);
+
+ucs_status_t ut_reg(struct ut_uct *u, void *addr, size_t len,
+                    struct ut_reg *r);
+void ut_dereg(struct ut_uct *u, struct ut_reg *r);
+
+/* Value of counter `name` on the stats line starting with `what` ("md",
+ * "iface put_short", ...), summed over every line of the dump; -1 if absent. */
+long ut_counter(const char *stats_file, const char *what, const char *name);
+
+/* 1 if some line of the dump contains text. */
+int ut_stats_has(const char *stats_file, const char *text);
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * uct_gdrx_compat.h - every difference between the UCX releases gdrx builds
+ * against, keyed on UCT_API (uct/api/version.h of the UCX built against).
+ * UCX has no stable internal ABI, so the plugin is built per UCX minor
+ * version and refuses to register in another one (uct_gdrx_version.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UCT_GDRX_COMPAT_H
+#define UCT_GDRX_COMPAT_H
+
+#include <uct/api/version.h>
+#include <uct/base/uct_md.h>
+#include <uct/base/uct_iface.h>
+#include <ucs/memory/rcache.h>
+
+#define UCT_GDRX_UCX_AT_LEAST(_maj, _min) \
+    (UCT_API >= UCT_VERSION(_maj, _min))
+
+
+/* Registration cache configuration: libuct's own table up to 1.13, libucs's
+ * from 1.14 on. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+typedef ucs_rcache_config_t uct_gdrx_rcache_config_t;
+#  define UCT_GDRX_RCACHE_CONFIG_TABLE ucs_config_rcache_table
+#  define uct_gdrx_rcache_set_params   ucs_rcache_set_params
+#else
+typedef uct_md_rcache_config_t uct_gdrx_rcache_config_t;
+#  define UCT_GDRX_RCACHE_CONFIG_TABLE uct_md_config_rcache_table
+#  define uct_gdrx_rcache_set_params   uct_md_set_rcache_params
+#endif
+
+/* ucs_rcache_get() gained an alignment argument in 1.17, replacing the
+ * cache-wide alignment parameters. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(_params, _align)
+#else
+#  define UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(_params, _align) \
+    (_params)->max_alignment = (_align)
+#endif
+#if UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define uct_gdrx_rcache_get(_rc, _addr, _len, _prot, _arg, _region_p) \
+    ucs_rcache_get(_rc, _addr, _len, UCS_RCACHE_MIN_ALIGNMENT, _prot, _arg, \
+                   _region_p)
+#else
+#  define uct_gdrx_rcache_get ucs_rcache_get
+#endif
+
+
+/* md_ops.query: nested uct_md_attr_t up to 1.13, flat uct_md_attr_v2_t after. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+typedef uct_md_attr_v2_t uct_gdrx_md_attr_t;
+#  define UCT_GDRX_MD_CAP(_attr, _field) ((_attr)->_field)
+#else
+typedef uct_md_attr_t uct_gdrx_md_attr_t;
+#  define UCT_GDRX_MD_CAP(_attr, _field) ((_attr)->cap._field)
+#endif
+
+/* md_ops.mem_reg: flags argument up to 1.13, a params struct after. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  define UCT_GDRX_MEM_REG_ARGS const uct_md_mem_reg_params_t *params
+#  define UCT_GDRX_MEM_REG_FLAGS \
+    UCT_MD_MEM_REG_FIELD_VALUE(params, flags, FIELD_FLAGS, 0)
+#else
+#  define UCT_GDRX_MEM_REG_ARGS unsigned flags
+#  define UCT_GDRX_MEM_REG_FLAGS flags
+#endif
+
+/* md_ops.mkey_pack: the region's address and length were added in 1.14. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  define UCT_GDRX_MKEY_PACK_ARGS \
+    uct_md_h md, uct_mem_h memh, void *address, size_t length, \
+    const uct_md_mkey_pack_params_t *params, void *rkey_buffer
+#else
+#  define UCT_GDRX_MKEY_PACK_ARGS \
+    uct_md_h md, uct_mem_h memh, const uct_md_mkey_pack_params_t *params, \
+    void *rkey_buffer
+#endif
+
+/* md_ops.mem_query: its attribute struct became v2 in 1.19. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 19)
+typedef uct_md_mem_attr_v2_t uct_gdrx_mem_attr_t;
+#  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_V2_FIELD_##_name
+#else
+typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
+#  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_FIELD_##_name
+#endif
+
+/* component.rkey_unpack: a params struct was added in 1.19. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 19)
+#  define UCT_GDRX_RKEY_UNPACK_ARGS \
+    uct_component_t *component, const void *rkey_buffer, \
+    const uct_rkey_unpack_params_t *params, uct_rkey_t *rkey_p, \
+    void **handle_p
+#else
+#  define UCT_GDRX_RKEY_UNPACK_ARGS \
+    uct_component_t *component, const void *rkey_buffer, uct_rkey_t *rkey_p, \
+    void **handle_p
+#endif
+
+/* Members of uct_md_ops_t and uct_component_t that come and go. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 21)
+#  define UCT_GDRX_MD_OPS_VERSIONED \
+    .mem_attach    = (void*)ucs_empty_function_return_unsupported, \
+    .mem_elem_pack = (void*)ucs_empty_function_return_unsupported,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  define UCT_GDRX_MD_OPS_VERSIONED \
+    .mem_attach = (void*)ucs_empty_function_return_unsupported,
+#else
+#  define UCT_GDRX_MD_OPS_VERSIONED \
+    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
+#endif
+
+#if UCT_GDRX_UCX_AT_LEAST(1, 16)
+#  define UCT_GDRX_COMPONENT_VERSIONED .rkey_compare = uct_base_rkey_compare,
+#else
+#  define UCT_GDRX_COMPONENT_VERSIONED
+#endif
+
+/* Reachability: a public iface op up to 1.14, an internal v2 op after. */
+int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
+                                     const uct_iface_addr_t *iface_addr);
+
+#if UCT_GDRX_UCX_AT_LEAST(1, 15)
+static inline int
+uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
+                               const uct_iface_is_reachable_params_t *params)
+{
+    return uct_iface_is_reachable_params_addrs_valid(params) &&
+           uct_gdrx_iface_is_reachable_addr(tl_iface, params->iface_addr) &&
+           uct_iface_scope_is_reachable(tl_iface, params);
+}
+#  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
+#endif
+
+/* Tested: 1.13, 1.16, 1.22; the members of 1.17-1.21 differ (see
+ * research), so those are refused; releases after 1.22 take its branch. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+    .iface_query_v2        = uct_iface_base_query_v2, \
+    .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
+    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .ep_is_connected       = uct_base_ep_is_connected, \
+    .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
+    .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 16) && !UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+    .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
+    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .ep_is_connected       = uct_base_ep_is_connected,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 14)
+#  error "gdrx supports UCX 1.13, 1.16 and 1.22 or newer (see README.md)"
+#endif
+
+#if !UCT_GDRX_UCX_AT_LEAST(1, 15)
+static inline int
+uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
+                            const uct_device_addr_t *dev_addr,
+                            const uct_iface_addr_t *iface_addr)
+{
+    return uct_gdrx_iface_is_reachable_addr(tl_iface, iface_addr);
+}
+#  define UCT_GDRX_IFACE_IS_REACHABLE uct_gdrx_iface_is_reachable
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED
+#endif
+
+/* Fields of uct_perf_attr_t newer than 1.13 */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw) \
+    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH) { \
+        (_perf_attr)->path_bandwidth.dedicated = 0; \
+        (_perf_attr)->path_bandwidth.shared    = (_bw); \
+    } \
+    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_FLAGS) { \
+        (_perf_attr)->flags = 0; \
+    }
+#else
+#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw)
+#endif
+
+/* md_ops.query: fields of the flat attributes beyond the common ones.  UCP
+ * (1.16, 1.22) asserts that an MD it registers buffers of a memory type on
+ * for a protocol also caches that type, so both types are "cached" (in
+ * UCP's registration cache, in front of gdrx's own). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 14)
+static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
+{
+#  if UCT_GDRX_UCX_AT_LEAST(1, 17)
+    uct_md_base_md_query(attr);
+#  else
+    attr->reg_nonblock_mem_types = 0;
+    attr->dmabuf_mem_types       = 0;
+#  endif
+    attr->cache_mem_types        = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                                   UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    /* libgdrx pins any range inside one allocation; widening to GPU pages
+     * would make UCP register neighbouring sub-allocations with it */
+    attr->reg_alignment          = 1;
+}
+#else
+#  define uct_gdrx_md_attr_base(_attr) \
+    ucs_strncpy_zero((_attr)->component_name, "gdrx", \
+                     sizeof((_attr)->component_name))
+#endif
+
+/* Device memory has no host PFN to check, but UCX (1.13 to 1.22 at least)
+ * enforces the LRU limits (RCACHE_MAX_REGIONS/SIZE) only on the path that
+ * records PFNs (ucs_rcache_create_region); the recorded values are never
+ * compared unless UCX_RCACHE_CHECK_PFN is set. */
+#define UCT_GDRX_RCACHE_FLAGS 0
+
+#endif

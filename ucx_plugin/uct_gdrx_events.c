@@ -1,0 +1,175 @@
+/*
+ * uct_gdrx_events.c - feeds UCX's memory-type cache and every registration
+ * cache (gdrx's and UCP's) from libgdrx's CUDA allocation and free events,
+ * on a UCX that has no CUDA hooks of its own (libucm_cuda).  Where UCX has
+ * them, it raises the same events itself and gdrx stays out, so nothing is
+ * dispatched twice.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gdrx_events.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include "uct_gdrx_libgdrx.h"
+#include <ucm/api/ucm.h>
+#include <ucm/event/event.h>
+#include <ucs/debug/log.h>
+#include <ucs/memory/memtype_cache.h>
+#include <ucs/sys/compiler_def.h>
+
+
+static pthread_mutex_t uct_gdrx_events_lock = PTHREAD_MUTEX_INITIALIZER;
+static uct_gdrx_events_state_t uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
+static unsigned uct_gdrx_events_refcount;
+static gdrx_mem_sub_t uct_gdrx_events_sub;
+static uct_gdrx_events_counters_t uct_gdrx_events_count;
+
+
+static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
+{
+    ucm_event_t ucm_event;
+    ucm_event_type_t type;
+
+    ucm_event.mem_type.address  = (void*)(uintptr_t)event->base;
+    ucm_event.mem_type.size     = event->size;
+    ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_CUDA;
+    if (event->type == GDRX_MEM_EVENT_ALLOC) {
+        type = UCM_EVENT_MEM_TYPE_ALLOC;
+        __atomic_fetch_add(&uct_gdrx_events_count.alloc_dispatched, 1,
+                           __ATOMIC_RELAXED);
+    } else {
+        type = UCM_EVENT_MEM_TYPE_FREE;
+        __atomic_fetch_add(&uct_gdrx_events_count.free_dispatched, 1,
+                           __ATOMIC_RELAXED);
+    }
+
+    ucm_event_dispatch(type, &ucm_event);
+}
+
+static void uct_gdrx_events_noop(ucm_event_type_t type, ucm_event_t *event,
+                                 void *arg)
+{
+}
+
+/* UCM loads its memory-type modules (libucm_cuda) when a handler for those
+ * events is first installed.  UCX raises CUDA events itself only if the
+ * module is there (UCX built with CUDA) and could install its hooks (it
+ * fails, for one, on a libcuda it cannot patch). */
+static int uct_gdrx_events_ucx_has_cuda_hooks(void)
+{
+    ucs_status_t status;
+    void *handle;
+
+    status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0,
+                                   uct_gdrx_events_noop, NULL);
+    if (status == UCS_OK) {
+        ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_FREE, uct_gdrx_events_noop,
+                                NULL);
+    }
+
+    handle = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == NULL) {
+        return 0;
+    }
+
+    dlclose(handle);
+    if (status != UCS_OK) {
+        ucs_debug("gdrx: UCX's CUDA hooks failed to install (%s)",
+                  ucs_status_string(status));
+    }
+    return status == UCS_OK;
+}
+
+/* UCX creates its memory-type cache at the first lookup, and only from then
+ * on hears of allocations: create it now, or buffers allocated before the
+ * first send would pass for host memory. */
+static void uct_gdrx_events_create_memtype_cache(void)
+{
+    ucs_memory_info_t info;
+    int probe;
+
+    (void)ucs_memtype_cache_lookup(&probe, sizeof(probe), &info);
+}
+
+static uct_gdrx_events_state_t uct_gdrx_events_start(void)
+{
+    int ret;
+
+    if (uct_gdrx_events_ucx_has_cuda_hooks()) {
+        return UCT_GDRX_EVENTS_UCX_HOOKS;
+    }
+
+    ret = uct_gdrx_lib_events_subscribe(GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE,
+                                    uct_gdrx_events_cb, NULL,
+                                    &uct_gdrx_events_sub);
+    if (ret != 0) {
+        ucs_debug("gdrx: no CUDA memory events (%s): cache hits are checked "
+                  "against the allocation's buffer id", gdrx_strerror(ret));
+        return UCT_GDRX_EVENTS_UNAVAILABLE;
+    }
+
+    uct_gdrx_events_create_memtype_cache();
+    return UCT_GDRX_EVENTS_BRIDGED;
+}
+
+uct_gdrx_events_state_t uct_gdrx_events_get(void)
+{
+    uct_gdrx_events_state_t state;
+
+    pthread_mutex_lock(&uct_gdrx_events_lock);
+    if (uct_gdrx_events_refcount++ == 0) {
+        uct_gdrx_events_state = uct_gdrx_events_start();
+        ucs_debug("gdrx: CUDA memory events: %s",
+                  uct_gdrx_events_state_name(uct_gdrx_events_state));
+    }
+    state = uct_gdrx_events_state;
+    pthread_mutex_unlock(&uct_gdrx_events_lock);
+    return state;
+}
+
+void uct_gdrx_events_put(void)
+{
+    int ret;
+
+    pthread_mutex_lock(&uct_gdrx_events_lock);
+    if ((--uct_gdrx_events_refcount == 0) &&
+        (uct_gdrx_events_state == UCT_GDRX_EVENTS_BRIDGED)) {
+        ret = uct_gdrx_lib_events_unsubscribe(uct_gdrx_events_sub);
+        if (ret != 0) {
+            ucs_warn("gdrx: ending the CUDA event subscription failed: %s",
+                     gdrx_strerror(ret));
+        }
+    }
+    if (uct_gdrx_events_refcount == 0) {
+        uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
+    }
+    pthread_mutex_unlock(&uct_gdrx_events_lock);
+}
+
+void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters)
+{
+    counters->alloc_dispatched = __atomic_load_n(
+            &uct_gdrx_events_count.alloc_dispatched, __ATOMIC_RELAXED);
+    counters->free_dispatched  = __atomic_load_n(
+            &uct_gdrx_events_count.free_dispatched, __ATOMIC_RELAXED);
+}
+
+const char *uct_gdrx_events_state_name(uct_gdrx_events_state_t state)
+{
+    switch (state) {
+    case UCT_GDRX_EVENTS_OFF:
+        return "off";
+    case UCT_GDRX_EVENTS_BRIDGED:
+        return "bridged";
+    case UCT_GDRX_EVENTS_UCX_HOOKS:
+        return "ucx-hooks";
+    case UCT_GDRX_EVENTS_UNAVAILABLE:
+        return "unavailable";
+    }
+    return "?";
+}

@@ -1,0 +1,40 @@
+/*
+ * uct_gdrx_events.h - CUDA allocation/free events for UCX: one process-wide
+ * bridge from libgdrx's event subscription to UCM's memory-type events.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UCT_GDRX_EVENTS_H
+#define UCT_GDRX_EVENTS_H
+
+#include <stdint.h>
+
+
+/* Who tells UCX about CUDA frees (one answer per process). */
+typedef enum uct_gdrx_events_state {
+    UCT_GDRX_EVENTS_OFF         = 0, /**< no MD wants events */
+    UCT_GDRX_EVENTS_BRIDGED     = 1, /**< gdrx dispatches UCM events */
+    UCT_GDRX_EVENTS_UCX_HOOKS   = 2, /**< UCX's libucm_cuda does it */
+    UCT_GDRX_EVENTS_UNAVAILABLE = 3  /**< nobody: validate cache hits */
+} uct_gdrx_events_state_t;
+
+
+typedef struct uct_gdrx_events_counters {
+    uint64_t alloc_dispatched;
+    uint64_t free_dispatched;
+} uct_gdrx_events_counters_t;
+
+
+/* Take a reference on the bridge (subscribing on the first); returns the
+ * state, UCT_GDRX_EVENTS_UCX_HOOKS or _BRIDGED meaning that every rcache
+ * hears of frees. */
+uct_gdrx_events_state_t uct_gdrx_events_get(void);
+
+/* Drop the reference (unsubscribing on the last). */
+void uct_gdrx_events_put(void);
+
+void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters);
+
+const char *uct_gdrx_events_state_name(uct_gdrx_events_state_t state);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * uct_gdrx_iface.c - the gdrx interface and transport: capabilities, the
+ * performance UCX plans with (BAR reads are slow, writes fast), per-operation
+ * counters.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gdrx_iface.h"
+#include "uct_gdrx_ep.h"
+
+#include <limits.h>
+#include <string.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/string.h>
+#include <ucs/type/class.h>
+
+
+/* Defaults from the H200 measurements in docs/performance.md: a store to the
+ * BAR posts in ~0.15 us and streams at ~16 GB/s; a read costs one PCIe round
+ * trip (~1 us) and streams below 1 GB/s. */
+static ucs_config_field_t uct_gdrx_iface_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gdrx_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"SEG_SIZE", "8k",
+     "Largest put/get_bcopy (a bounce buffer on the stack, at most 64k).",
+     ucs_offsetof(uct_gdrx_iface_config_t, seg_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"PUT_LAT", "150ns", "Latency of a host to GPU copy (put).",
+     ucs_offsetof(uct_gdrx_iface_config_t, put_lat), UCS_CONFIG_TYPE_TIME},
+
+    {"GET_LAT", "1us", "Latency of a GPU to host copy (get).",
+     ucs_offsetof(uct_gdrx_iface_config_t, get_lat), UCS_CONFIG_TYPE_TIME},
+
+    {"PUT_BW", "16000MBs", "Bandwidth of host to GPU copies (put).",
+     ucs_offsetof(uct_gdrx_iface_config_t, put_bw), UCS_CONFIG_TYPE_BW},
+
+    {"GET_BW", "950MBs", "Bandwidth of GPU to host copies (get).",
+     ucs_offsetof(uct_gdrx_iface_config_t, get_bw), UCS_CONFIG_TYPE_BW},
+
+    {"OVERHEAD", "20ns", "CPU overhead of starting one copy.",
+     ucs_offsetof(uct_gdrx_iface_config_t, overhead), UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+static const char *uct_gdrx_op_names[UCT_GDRX_OP_LAST] = {
+    [UCT_GDRX_OP_SHORT] = "short",
+    [UCT_GDRX_OP_BCOPY] = "bcopy",
+    [UCT_GDRX_OP_ZCOPY] = "zcopy"
+};
+
+static const char *uct_gdrx_dir_names[UCT_GDRX_DIR_LAST] = {
+    [UCT_GDRX_DIR_PUT] = "put",
+    [UCT_GDRX_DIR_GET] = "get"
+};
+
+
+static void UCS_CLASS_DELETE_FUNC_NAME(uct_gdrx_iface_t)(uct_iface_t*);
+
+static ucs_status_t uct_gdrx_iface_get_address(uct_iface_h tl_iface,
+                                               uct_iface_addr_t *iface_addr)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+
+    /* UCP packs addresses unaligned */
+    memcpy(iface_addr, &iface->id, sizeof(iface->id));
+    return UCS_OK;
+}
+
+int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
+                                     const uct_iface_addr_t *iface_addr)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+    uct_gdrx_iface_addr_t id;
+
+    if (iface_addr == NULL) {
+        return 0;
+    }
+
+    memcpy(&id, iface_addr, sizeof(id));
+    return id == iface->id;
+}
+
+/* put and get have the same limits (cap.put/cap.get are distinct types) */
+#define UCT_GDRX_IFACE_SET_RMA_CAPS(_cap, _seg_size) \
+    do { \
+        (_cap).max_short       = UINT_MAX; \
+        (_cap).max_bcopy       = (_seg_size); \
+        (_cap).min_zcopy       = 0; \
+        (_cap).max_zcopy       = SIZE_MAX; \
+        (_cap).opt_zcopy_align = 1; \
+        (_cap).align_mtu       = 1; \
+        (_cap).max_iov         = UCT_GDRX_MAX_IOV; \
+    } while (0)
+
+static void uct_gdrx_iface_set_caps(uct_iface_attr_t *attr, size_t seg_size)
+{
+    UCT_GDRX_IFACE_SET_RMA_CAPS(attr->cap.put, seg_size);
+    UCT_GDRX_IFACE_SET_RMA_CAPS(attr->cap.get, seg_size);
+    attr->cap.am.opt_zcopy_align = 1;
+    attr->cap.am.align_mtu       = 1;
+    attr->cap.am.max_iov         = 1;
+}
+
+static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
+                                         uct_iface_attr_t *attr)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+
+    uct_base_iface_query(&iface->super, attr);
+    attr->iface_addr_len  = sizeof(uct_gdrx_iface_addr_t);
+    attr->device_addr_len = 0;
+    attr->ep_addr_len     = 0;
+    attr->cap.flags       = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                            UCT_IFACE_FLAG_PUT_SHORT |
+                            UCT_IFACE_FLAG_PUT_BCOPY |
+                            UCT_IFACE_FLAG_PUT_ZCOPY |
+                            UCT_IFACE_FLAG_GET_SHORT |
+                            UCT_IFACE_FLAG_GET_BCOPY |
+                            UCT_IFACE_FLAG_GET_ZCOPY |
+                            UCT_IFACE_FLAG_PENDING;
+    uct_gdrx_iface_set_caps(attr, iface->seg_size);
+
+    /* One figure for the whole iface: the slow direction, so that nothing
+     * plans with the write speed for reads (estimate_perf is per op). */
+    attr->latency             = ucs_linear_func_make(
+                                    iface->lat[UCT_GDRX_DIR_GET], 0);
+    attr->bandwidth.dedicated = 0;
+    attr->bandwidth.shared    = iface->bw[UCT_GDRX_DIR_GET];
+    attr->overhead            = iface->overhead;
+    attr->priority            = 0;
+    return UCS_OK;
+}
+
+static uct_gdrx_dir_t uct_gdrx_iface_op_dir(const uct_perf_attr_t *perf_attr)
+{
+    if (!(perf_attr->field_mask & UCT_PERF_ATTR_FIELD_OPERATION)) {
+        return UCT_GDRX_DIR_GET;
+    }
+
+    switch (perf_attr->operation) {
+    case UCT_EP_OP_PUT_SHORT:
+    case UCT_EP_OP_PUT_BCOPY:
+    case UCT_EP_OP_PUT_ZCOPY:
+        return UCT_GDRX_DIR_PUT;
+    default:
+        return UCT_GDRX_DIR_GET;
+    }
+}
+
+static ucs_status_t uct_gdrx_iface_estimate_perf(uct_iface_h tl_iface,
+                                                 uct_perf_attr_t *perf_attr)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+    uct_gdrx_dir_t dir      = uct_gdrx_iface_op_dir(perf_attr);
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
+        perf_attr->bandwidth.dedicated = 0;
+        perf_attr->bandwidth.shared    = iface->bw[dir];
+    }
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD) {
+        perf_attr->send_pre_overhead = iface->overhead;
+    }
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD) {
+        perf_attr->send_post_overhead = 0;
+    }
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_RECV_OVERHEAD) {
+        perf_attr->recv_overhead = 0;
+    }
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_LATENCY) {
+        perf_attr->latency = ucs_linear_func_make(iface->lat[dir], 0);
+    }
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS) {
+        perf_attr->max_inflight_eps = SIZE_MAX;
+    }
+    UCT_GDRX_ESTIMATE_PERF_VERSIONED(perf_attr, iface->bw[dir]);
+    return UCS_OK;
+}
+
+static void uct_gdrx_iface_dump_counters(uct_gdrx_iface_t *iface)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
+    int op, dir;
+
+    for (op = 0; op < UCT_GDRX_OP_LAST; ++op) {
+        for (dir = 0; dir < UCT_GDRX_DIR_LAST; ++dir) {
+            uct_gdrx_stats_dump(md->stats_dump,
+                                "iface %s_%s count %" PRIu64 " bytes %"
+                                PRIu64 "\n", uct_gdrx_dir_names[dir],
+                                uct_gdrx_op_names[op],
+                                iface->counters[op][dir].count,
+                                iface->counters[op][dir].bytes);
+        }
+    }
+}
+
+static uct_iface_ops_t uct_gdrx_iface_ops = {
+    .ep_put_short             = uct_gdrx_ep_put_short,
+    .ep_put_bcopy             = uct_gdrx_ep_put_bcopy,
+    .ep_put_zcopy             = uct_gdrx_ep_put_zcopy,
+    .ep_get_short             = uct_gdrx_ep_get_short,
+    .ep_get_bcopy             = uct_gdrx_ep_get_bcopy,
+    .ep_get_zcopy             = uct_gdrx_ep_get_zcopy,
+    /* nothing ever waits for a resource: a request may always run now */
+    .ep_pending_add           = (uct_ep_pending_add_func_t)
+                                ucs_empty_function_return_busy,
+    .ep_pending_purge         = (uct_ep_pending_purge_func_t)
+                                ucs_empty_function,
+    .ep_flush                 = uct_base_ep_flush,
+    .ep_fence                 = uct_base_ep_fence,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gdrx_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gdrx_ep_t),
+    .iface_flush              = uct_base_iface_flush,
+    .iface_fence              = uct_base_iface_fence,
+    .iface_progress_enable    = (uct_iface_progress_enable_func_t)
+                                ucs_empty_function,
+    .iface_progress_disable   = (uct_iface_progress_disable_func_t)
+                                ucs_empty_function,
+    .iface_progress           = (uct_iface_progress_func_t)
+                                ucs_empty_function_return_zero,
+    .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_gdrx_iface_t),
+    .iface_query              = uct_gdrx_iface_query,
+    .iface_get_device_address = (uct_iface_get_device_address_func_t)
+                                ucs_empty_function_return_success,
+    .iface_get_address        = uct_gdrx_iface_get_address,
+    .iface_is_reachable       = UCT_GDRX_IFACE_IS_REACHABLE
+};
+
+static uct_iface_internal_ops_t uct_gdrx_iface_internal_ops = {
+    .iface_estimate_perf = uct_gdrx_iface_estimate_perf,
+    .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
+    .ep_query            = (uct_ep_query_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_invalidate       = (uct_ep_invalidate_func_t)
+                           ucs_empty_function_return_unsupported,
+    UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED
+};
+
+static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    const uct_gdrx_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_gdrx_iface_config_t);
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gdrx_iface_ops,
+                              &uct_gdrx_iface_internal_ops, md, worker, params,
+                              tl_config UCS_STATS_ARG(params->stats_root)
+                              UCS_STATS_ARG(UCT_GDRX_NAME));
+
+    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) ||
+        strcmp(params->mode.device.dev_name, UCT_GDRX_DEV_NAME)) {
+        ucs_error("gdrx: no device named %s",
+                  (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) ?
+                  params->mode.device.dev_name : "(none)");
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    if ((config->seg_size > UCT_GDRX_MAX_SEG_SIZE) ||
+        (config->put_bw <= 0) || (config->get_bw <= 0)) {
+        ucs_error("gdrx: SEG_SIZE %zu above %d, or a bandwidth not positive",
+                  config->seg_size, UCT_GDRX_MAX_SEG_SIZE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    self->id                    = ucs_generate_uuid((uintptr_t)self);
+    self->seg_size              = config->seg_size;
+    self->lat[UCT_GDRX_DIR_PUT] = config->put_lat;
+    self->lat[UCT_GDRX_DIR_GET] = config->get_lat;
+    self->bw[UCT_GDRX_DIR_PUT]  = config->put_bw;
+    self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
+    self->overhead              = config->overhead;
+    memset(self->counters, 0, sizeof(self->counters));
+    return UCS_OK;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_gdrx_iface_t)
+{
+    uct_gdrx_iface_dump_counters(self);
+}
+
+UCS_CLASS_DEFINE(uct_gdrx_iface_t, uct_base_iface_t);
+static UCS_CLASS_DEFINE_NEW_FUNC(uct_gdrx_iface_t, uct_iface_t, uct_md_h, uct_worker_h,
+                          const uct_iface_params_t*, const uct_iface_config_t*);
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_gdrx_iface_t, uct_iface_t);
+
+static ucs_status_t uct_gdrx_query_devices(uct_md_h md,
+                                           uct_tl_device_resource_t **devices_p,
+                                           unsigned *num_devices_p)
+{
+    return uct_single_device_resource(md, UCT_GDRX_DEV_NAME,
+                                      UCT_DEVICE_TYPE_ACC,
+                                      UCS_SYS_DEVICE_ID_UNKNOWN, devices_p,
+                                      num_devices_p);
+}
+
+UCT_TL_DEFINE_ENTRY(&uct_gdrx_component, gdrx, uct_gdrx_query_devices,
+                    uct_gdrx_iface_t, "GDRX_", uct_gdrx_iface_config_table,
+                    uct_gdrx_iface_config_t);

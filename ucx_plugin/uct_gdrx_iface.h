@@ -1,0 +1,74 @@
+/*
+ * uct_gdrx_iface.h - the gdrx interface: one device that reaches the CUDA
+ * memory of every GPU of this process through CPU copies.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UCT_GDRX_IFACE_H
+#define UCT_GDRX_IFACE_H
+
+#include "uct_gdrx_md.h"
+
+#include <uct/base/uct_iface.h>
+
+
+#define UCT_GDRX_MAX_IOV      16
+#define UCT_GDRX_MAX_SEG_SIZE (64 * 1024)
+
+
+typedef uint64_t uct_gdrx_iface_addr_t;
+
+
+/* Counted operations: kind of call x direction of the data. */
+typedef enum uct_gdrx_op {
+    UCT_GDRX_OP_SHORT,
+    UCT_GDRX_OP_BCOPY,
+    UCT_GDRX_OP_ZCOPY,
+    UCT_GDRX_OP_LAST
+} uct_gdrx_op_t;
+
+typedef enum uct_gdrx_dir {
+    UCT_GDRX_DIR_PUT, /**< host -> GPU (write-combined stores) */
+    UCT_GDRX_DIR_GET, /**< GPU -> host (uncached BAR reads) */
+    UCT_GDRX_DIR_LAST
+} uct_gdrx_dir_t;
+
+
+typedef struct uct_gdrx_op_counter {
+    uint64_t count;
+    uint64_t bytes;
+} uct_gdrx_op_counter_t;
+
+
+typedef struct uct_gdrx_iface_config {
+    uct_iface_config_t super;
+    size_t             seg_size;
+    double             put_lat;
+    double             get_lat;
+    double             put_bw;
+    double             get_bw;
+    double             overhead;
+} uct_gdrx_iface_config_t;
+
+
+typedef struct uct_gdrx_iface {
+    uct_base_iface_t      super;
+    uct_gdrx_iface_addr_t id;
+    size_t                seg_size;
+    double                lat[UCT_GDRX_DIR_LAST];
+    double                bw[UCT_GDRX_DIR_LAST];
+    double                overhead;
+    uct_gdrx_op_counter_t counters[UCT_GDRX_OP_LAST][UCT_GDRX_DIR_LAST];
+} uct_gdrx_iface_t;
+
+
+static UCS_F_ALWAYS_INLINE void
+uct_gdrx_iface_count(uct_gdrx_iface_t *iface, uct_gdrx_op_t op,
+                     uct_gdrx_dir_t dir, size_t length)
+{
+    __atomic_fetch_add(&iface->counters[op][dir].count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&iface->counters[op][dir].bytes, length,
+                       __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,441 @@
+/*
+ * uct_gdrx_md.c - the gdrx memory domain and its component: configuration,
+ * capabilities, registration entry points, remote keys and memory-type
+ * detection.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gdrx_md.h"
+#include "uct_gdrx_events.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/type/class.h>
+
+
+static const char *uct_gdrx_backend_names[] = {
+    [GDRX_BACKEND_AUTO]   = "auto",
+    [GDRX_BACKEND_GDRDRV] = "gdrdrv",
+    [GDRX_BACKEND_NVRM]   = "nvrm",
+    [GDRX_BACKEND_DMABUF] = "dmabuf",
+    NULL
+};
+
+static ucs_config_field_t uct_gdrx_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gdrx_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"BACKEND", "auto",
+     "How libgdrx pins and maps GPU memory: auto, gdrdrv, nvrm or dmabuf\n"
+     "(GDRX_BACKEND in the environment overrides auto).",
+     ucs_offsetof(uct_gdrx_md_config_t, backend),
+     UCS_CONFIG_TYPE_ENUM(uct_gdrx_backend_names)},
+
+    {"RCACHE", "try", "Keep registrations in a registration cache.",
+     ucs_offsetof(uct_gdrx_md_config_t, enable_rcache),
+     UCS_CONFIG_TYPE_TERNARY},
+
+    {"", "", NULL,
+     ucs_offsetof(uct_gdrx_md_config_t, rcache),
+     UCS_CONFIG_TYPE_TABLE(UCT_GDRX_RCACHE_CONFIG_TABLE)},
+
+    {"MEM_EVENTS", "y",
+     "Use CUDA allocation and free events: UCX's own CUDA hooks where it has\n"
+     "them, else gdrx's (through libgdrx), which feed UCX's memory-type cache\n"
+     "and invalidate every registration cache. With n nothing is installed:\n"
+     "UCX then needs UCX_MEMTYPE_CACHE=n, and every cache hit is checked\n"
+     "against the allocation's buffer id.",
+     ucs_offsetof(uct_gdrx_md_config_t, mem_events), UCS_CONFIG_TYPE_BOOL},
+
+    {"DETECT_MEM_TYPES", "y",
+     "Report CUDA memory to UCX's memory type detection.",
+     ucs_offsetof(uct_gdrx_md_config_t, detect), UCS_CONFIG_TYPE_BOOL},
+
+    {"STATS_DUMP", "n",
+     "Print gdrx's operation and registration counters when an interface or\n"
+     "memory domain closes: n, y (to stderr), or a file name to append to.",
+     ucs_offsetof(uct_gdrx_md_config_t, stats_dump), UCS_CONFIG_TYPE_STRING},
+
+    {"MEM_REG_OVERHEAD", "10us",
+     "Cost of one registration without the cache (pin and map).",
+     ucs_offsetof(uct_gdrx_md_config_t, uc_reg_cost.c), UCS_CONFIG_TYPE_TIME},
+
+    {"MEM_REG_GROWTH", "0.06ns",
+     "Registration cost per byte without the cache.",
+     ucs_offsetof(uct_gdrx_md_config_t, uc_reg_cost.m), UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+
+ucs_status_t uct_gdrx_md_status(int err)
+{
+    switch (err) {
+    case 0:
+        return UCS_OK;
+    case -ENOMEM:
+        return UCS_ERR_NO_MEMORY;
+    case -EINVAL:
+    case -ENOENT:
+        return UCS_ERR_INVALID_ADDR;
+    case -ERANGE:
+        return UCS_ERR_OUT_OF_RANGE;
+    case -ENODEV:
+    case -ELIBACC:
+        return UCS_ERR_NO_DEVICE;
+    case -ENOSYS:
+    case -EOPNOTSUPP:
+        return UCS_ERR_UNSUPPORTED;
+    case -EBUSY:
+    case -EAGAIN:
+        return UCS_ERR_BUSY;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
+
+    uct_gdrx_md_attr_base(attr);
+    /* zcopy needs the local memh: its buffer may be GPU memory */
+    UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
+                                              UCT_MD_FLAG_NEED_MEMH |
+                                              UCT_MD_FLAG_NEED_RKEY;
+    /* Host registration is a no-op the memtype endpoint requires. */
+    UCT_GDRX_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
+                                              UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    UCT_GDRX_MD_CAP(attr, alloc_mem_types)  = 0;
+    UCT_GDRX_MD_CAP(attr, access_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    UCT_GDRX_MD_CAP(attr, detect_mem_types) = md->detect ?
+                                              UCS_BIT(UCS_MEMORY_TYPE_CUDA) : 0;
+    UCT_GDRX_MD_CAP(attr, max_alloc)        = 0;
+    UCT_GDRX_MD_CAP(attr, max_reg)          = ULONG_MAX;
+    attr->rkey_packed_size                  = sizeof(uct_gdrx_key_t);
+    attr->reg_cost                          = md->reg_cost;
+    memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_md_mem_reg(uct_md_h tl_md, void *address,
+                                        size_t length, UCT_GDRX_MEM_REG_ARGS,
+                                        uct_mem_h *memh_p)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
+    unsigned reg_flags = UCT_GDRX_MEM_REG_FLAGS;
+
+    if (length == 0) {
+        *memh_p = &uct_gdrx_empty_memh;
+        return UCS_OK;
+    }
+
+    if (md->rcache != NULL) {
+        __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
+        return uct_gdrx_rcache_reg(md, address, length, reg_flags, memh_p);
+    }
+
+    if (uct_gdrx_mem_is_host(address, length)) {
+        __atomic_fetch_add(&md->counters.host_regs, 1, __ATOMIC_RELAXED);
+        *memh_p = &uct_gdrx_host_memh;
+        return UCS_OK;
+    }
+
+    __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
+    return uct_gdrx_mem_reg_nocache(md, address, length, reg_flags, memh_p);
+}
+
+static ucs_status_t uct_gdrx_md_mem_dereg(uct_md_h tl_md,
+                                          const uct_md_mem_dereg_params_t *params)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
+    uct_gdrx_mem_t *mem;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    mem = params->memh;
+    if ((mem == &uct_gdrx_host_memh) || (mem == &uct_gdrx_empty_memh)) {
+        return UCS_OK;
+    }
+
+    if (md->rcache != NULL) {
+        uct_gdrx_rcache_dereg(md, mem);
+        return UCS_OK;
+    }
+
+    return uct_gdrx_mem_dereg_nocache(md, mem);
+}
+
+static ucs_status_t uct_gdrx_md_mkey_pack(UCT_GDRX_MKEY_PACK_ARGS)
+{
+    const uct_gdrx_mem_t *mem = memh;
+    uct_gdrx_key_t *key       = rkey_buffer;
+
+    key->kind    = mem->kind;
+    key->pin_id  = mem->pin.id;
+    key->dptr    = mem->dptr;
+    key->length  = mem->length;
+    key->cpu_ptr = (uintptr_t)mem->cpu_ptr;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_rkey_unpack(UCT_GDRX_RKEY_UNPACK_ARGS)
+{
+    uct_gdrx_key_t *key;
+
+    key = ucs_malloc(sizeof(*key), "uct_gdrx_key_t");
+    if (key == NULL) {
+        ucs_error("gdrx: failed to allocate a remote key");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    memcpy(key, rkey_buffer, sizeof(*key));
+    *handle_p = NULL;
+    *rkey_p   = (uintptr_t)key;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_rkey_release(uct_component_t *component,
+                                          uct_rkey_t rkey, void *handle)
+{
+    ucs_free((void*)rkey);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
+                                          size_t length,
+                                          uct_gdrx_mem_attr_t *mem_attr)
+{
+    struct gdrx_mem_info info;
+    int ret;
+
+    ret = uct_gdrx_lib_mem_query((uintptr_t)address, &info);
+    if (ret != 0) {
+        return (ret == -ENOENT) ? UCS_ERR_INVALID_ADDR :
+                                  uct_gdrx_md_status(ret);
+    }
+
+    if ((uintptr_t)address + length > info.base + info.size) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {
+        mem_attr->mem_type = UCS_MEMORY_TYPE_CUDA;
+    }
+    if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(SYS_DEV)) {
+        /* libgdrx names GPUs by ordinal, not PCI bus id */
+        mem_attr->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+    if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(BASE_ADDRESS)) {
+        mem_attr->base_address = (void*)(uintptr_t)info.base;
+    }
+    if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(ALLOC_LENGTH)) {
+        mem_attr->alloc_length = info.size;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_md_detect_memory_type(uct_md_h tl_md,
+                                                   const void *address,
+                                                   size_t length,
+                                                   ucs_memory_type_t *mem_type_p)
+{
+    uct_gdrx_mem_attr_t attr = {.field_mask = 0};
+    ucs_status_t status;
+
+    status = uct_gdrx_md_mem_query(tl_md, address, length, &attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    *mem_type_p = UCS_MEMORY_TYPE_CUDA;
+    return UCS_OK;
+}
+
+static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
+{
+    uct_gdrx_events_counters_t events;
+
+    uct_gdrx_events_counters(&events);
+    uct_gdrx_stats_dump(md->stats_dump,
+                        "md reg_calls %" PRIu64 " pins %" PRIu64 " unpins %"
+                        PRIu64 " host_regs %" PRIu64 " stale_drops %" PRIu64
+                        " reg_errors %" PRIu64 " events_alloc %" PRIu64
+                        " events_free %" PRIu64 " events_source %s"
+                        " cache_check %s\n",
+                        md->counters.reg_calls, md->counters.pins,
+                        md->counters.unpins, md->counters.host_regs,
+                        md->counters.stale_drops, md->counters.reg_errors,
+                        events.alloc_dispatched, events.free_dispatched,
+                        uct_gdrx_events_state_name(md->events_state),
+                        md->events ? "events" : "buffer-id");
+}
+
+static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)
+{
+    if (md->events_state != UCT_GDRX_EVENTS_OFF) {
+        uct_gdrx_events_put();
+    }
+}
+
+static void uct_gdrx_md_close(uct_md_h tl_md)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
+
+    if (md->rcache != NULL) {
+        ucs_rcache_destroy(md->rcache);
+    }
+    uct_gdrx_md_dump_counters(md);
+    uct_gdrx_md_put_events(md);
+    gdrx_close(md->ctx);
+    ucs_free(md->stats_dump);
+    ucs_free(md);
+}
+
+static uct_md_ops_t uct_gdrx_md_ops = {
+    .close              = uct_gdrx_md_close,
+    .query              = uct_gdrx_md_query,
+    .mem_alloc          = (void*)ucs_empty_function_return_unsupported,
+    .mem_free           = (void*)ucs_empty_function_return_unsupported,
+    .mem_advise         = (void*)ucs_empty_function_return_unsupported,
+    .mem_reg            = uct_gdrx_md_mem_reg,
+    .mem_dereg          = uct_gdrx_md_mem_dereg,
+    .mem_query          = uct_gdrx_md_mem_query,
+    .mkey_pack          = uct_gdrx_md_mkey_pack,
+    UCT_GDRX_MD_OPS_VERSIONED
+    .detect_memory_type = uct_gdrx_md_detect_memory_type
+};
+
+static ucs_status_t uct_gdrx_md_open_ctx(const uct_gdrx_md_config_t *config,
+                                         gdrx_t *ctx)
+{
+    struct gdrx_open_params params;
+    int ret;
+
+    gdrx_open_params_init(&params);
+    params.backend = (gdrx_backend_t)config->backend;
+    ret            = gdrx_open(&params, ctx);
+    if (ret != 0) {
+        ucs_debug("gdrx: gdrx_open failed: %s", gdrx_strerror(ret));
+    }
+    return uct_gdrx_md_status(ret);
+}
+
+static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
+                                     const char *md_name,
+                                     const uct_md_config_t *uct_config,
+                                     uct_md_h *md_p)
+{
+    const uct_gdrx_md_config_t *config = ucs_derived_of(uct_config,
+                                                        uct_gdrx_md_config_t);
+    uct_gdrx_events_state_t events = UCT_GDRX_EVENTS_UNAVAILABLE;
+    ucs_status_t status;
+    uct_gdrx_md_t *md;
+
+    md = ucs_calloc(1, sizeof(*md), "uct_gdrx_md_t");
+    if (md == NULL) {
+        ucs_error("gdrx: failed to allocate the memory domain");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    md->super.ops       = &uct_gdrx_md_ops;
+    md->super.component = &uct_gdrx_component;
+    md->detect          = config->detect;
+    md->reg_cost        = config->uc_reg_cost;
+    md->stats_dump      = ucs_strdup(config->stats_dump, "gdrx stats_dump");
+    if (md->stats_dump == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_md;
+    }
+
+    status = uct_gdrx_md_open_ctx(config, &md->ctx);
+    if (status != UCS_OK) {
+        goto err_free_dump;
+    }
+
+    /* MEM_EVENTS=n installs nothing: UCX then needs UCX_MEMTYPE_CACHE=n,
+     * and cache hits are checked against the buffer id */
+    events           = config->mem_events ? uct_gdrx_events_get() :
+                                            UCT_GDRX_EVENTS_OFF;
+    md->events_state = events;
+    md->events = (events == UCT_GDRX_EVENTS_BRIDGED) ||
+                 (events == UCT_GDRX_EVENTS_UCX_HOOKS);
+
+    if (config->enable_rcache != UCS_NO) {
+        status = uct_gdrx_rcache_create(md, config);
+        if (status == UCS_OK) {
+            md->reg_cost = ucs_linear_func_make(0, 0);
+        } else if (config->enable_rcache == UCS_YES) {
+            ucs_error("gdrx: failed to create the registration cache: %s",
+                      ucs_status_string(status));
+            goto err_put_events;
+        } else {
+            md->rcache = NULL;
+            ucs_debug("gdrx: no registration cache: %s",
+                      ucs_status_string(status));
+        }
+    }
+
+    *md_p = &md->super;
+    return UCS_OK;
+
+err_put_events:
+    uct_gdrx_md_put_events(md);
+    gdrx_close(md->ctx);
+err_free_dump:
+    ucs_free(md->stats_dump);
+err_free_md:
+    ucs_free(md);
+    return status;
+}
+
+/* One MD if libgdrx can open a context (a usable GPU and backend). */
+static ucs_status_t
+uct_gdrx_query_md_resources(uct_component_t *component,
+                            uct_md_resource_desc_t **resources_p,
+                            unsigned *num_resources_p)
+{
+    gdrx_t ctx;
+    int ret;
+
+    ret = gdrx_open(NULL, &ctx);
+    if (ret != 0) {
+        ucs_debug("gdrx: no usable GPU (%s), no gdrx resource",
+                  gdrx_strerror(ret));
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
+    }
+
+    gdrx_close(ctx);
+    return uct_md_query_single_md_resource(component, resources_p,
+                                           num_resources_p);
+}
+
+uct_component_t uct_gdrx_component = {
+    .query_md_resources = uct_gdrx_query_md_resources,
+    .md_open            = uct_gdrx_md_open,
+    .cm_open            = (void*)ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_gdrx_rkey_unpack,
+    .rkey_ptr           = (void*)ucs_empty_function_return_unsupported,
+    .rkey_release       = uct_gdrx_rkey_release,
+    UCT_GDRX_COMPONENT_VERSIONED
+    .name               = UCT_GDRX_NAME,
+    .md_config          = {
+        .name           = "gdrx memory domain",
+        .prefix         = "GDRX_",
+        .table          = uct_gdrx_md_config_table,
+        .size           = sizeof(uct_gdrx_md_config_t),
+    },
+    .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(&uct_gdrx_component),
+    .flags              = 0,
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+};

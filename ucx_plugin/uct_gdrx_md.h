@@ -1,0 +1,118 @@
+/*
+ * uct_gdrx_md.h - the gdrx memory domain: pins and maps CUDA device memory
+ * through libgdrx, behind a registration cache.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UCT_GDRX_MD_H
+#define UCT_GDRX_MD_H
+
+#include "uct_gdrx_compat.h"
+
+#include "uct_gdrx_libgdrx.h"
+#include <ucs/memory/rcache.h>
+#include <ucs/type/spinlock.h>
+
+
+#define UCT_GDRX_NAME      "gdrx"
+#define UCT_GDRX_DEV_NAME  "gdrx0"
+#define UCT_GDRX_GPU_PAGE  65536
+
+
+extern uct_component_t uct_gdrx_component;
+
+
+/* Where a registration stands: host memory needs no pin. */
+typedef enum uct_gdrx_mem_kind {
+    UCT_GDRX_MEM_KIND_HOST   = 1, /**< host memory: reg is a no-op */
+    UCT_GDRX_MEM_KIND_EMPTY  = 2, /**< zero-length device registration */
+    UCT_GDRX_MEM_KIND_MAPPED = 3  /**< device memory pinned and mapped */
+} uct_gdrx_mem_kind_t;
+
+
+/* A registration (the memh, also embedded in an rcache region). */
+typedef struct uct_gdrx_mem {
+    uct_gdrx_mem_kind_t kind;
+    gdrx_pin_t          pin;
+    uint64_t            dptr;      /**< first pinned device address */
+    size_t              length;    /**< pinned bytes from dptr */
+    void                *cpu_ptr;  /**< CPU address of dptr */
+    uint64_t            buffer_id; /**< CUDA allocation it belongs to */
+} uct_gdrx_mem_t;
+
+
+/* Packed and unpacked remote key: same process only (iface address check). */
+typedef struct uct_gdrx_key {
+    uint64_t            pin_id;
+    uint64_t            dptr;
+    uint64_t            length;
+    uint64_t            cpu_ptr;
+    uint32_t            kind;
+} UCS_S_PACKED uct_gdrx_key_t;
+
+
+/* Counters of the MD, dumped at close when UCX_GDRX_STATS_DUMP asks. */
+typedef struct uct_gdrx_md_counters {
+    uint64_t            reg_calls;   /**< device mem_reg calls */
+    uint64_t            pins;        /**< actual gdrx pins (cache misses) */
+    uint64_t            unpins;
+    uint64_t            host_regs;   /**< no-op host registrations */
+    uint64_t            stale_drops; /**< hits dropped: buffer id changed */
+    uint64_t            reg_errors;
+} uct_gdrx_md_counters_t;
+
+
+typedef struct uct_gdrx_md_config {
+    uct_md_config_t          super;
+    int                      backend;      /**< gdrx_backend_t */
+    int                      enable_rcache;
+    uct_gdrx_rcache_config_t rcache;
+    int                      mem_events;   /**< subscribe to CUDA events */
+    int                      detect;       /**< advertise memory detection */
+    char                     *stats_dump;
+    ucs_linear_func_t        uc_reg_cost;
+} uct_gdrx_md_config_t;
+
+
+typedef struct uct_gdrx_md {
+    uct_md_t                 super;
+    gdrx_t                   ctx;
+    ucs_rcache_t             *rcache;      /**< NULL when disabled */
+    int                      events;       /**< frees reach the caches: hits
+                                                need no buffer id check */
+    int                      events_state; /**< uct_gdrx_events_state_t */
+    int                      detect;
+    ucs_linear_func_t        reg_cost;
+    char                     *stats_dump;
+    uct_gdrx_md_counters_t   counters;
+} uct_gdrx_md_t;
+
+
+/* uct_gdrx_md.c */
+ucs_status_t uct_gdrx_md_status(int err);
+
+/* uct_gdrx_mem.c: pin/map one range, and undo it */
+ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
+                              int hide_errors, uct_gdrx_mem_t *mem);
+void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
+                                      size_t length, unsigned flags,
+                                      uct_mem_h *memh_p);
+ucs_status_t uct_gdrx_mem_dereg_nocache(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+int uct_gdrx_mem_is_host(void *address, size_t length);
+extern uct_gdrx_mem_t uct_gdrx_host_memh;
+extern uct_gdrx_mem_t uct_gdrx_empty_memh;
+
+/* uct_gdrx_rcache.c */
+ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
+                                    const uct_gdrx_md_config_t *config);
+ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
+                                 size_t length, unsigned flags,
+                                 uct_mem_h *memh_p);
+void uct_gdrx_rcache_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+
+/* uct_gdrx_stats.c */
+void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)
+    UCS_F_PRINTF(2, 3);
+
+#endif
