@@ -10,6 +10,10 @@
 #   nv-p2p.h:     the NVIDIA kernel *source* package, downloaded and unpacked
 #                 to /opt/nvidia-kernel-src (installing the dkms package would
 #                 compile the whole NVIDIA driver)
+#   CUDA UCX:     (Debian, with the CUDA toolkit) the same UCX source package
+#                 built with CUDA into /opt/gdrx-ucx-cuda by
+#                 config/ucx-cuda-debian.sh (about 4 minutes, once), for the
+#                 tests of gdrx next to UCX's own CUDA memory hooks
 #
 # CUDA itself is not packaged here: only cuda.h is needed at build time
 # (default /usr/local/cuda/include; configure --with-cuda=DIR).
@@ -119,6 +123,13 @@ if [ "$ID" = debian ] && [ -z "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/d
     rm -rf "$tmp"
     [ -n "$(find /opt/nvidia-kernel-src -name nv-p2p.h | head -n1)" ] ||
         die "nv-p2p.h not found in Debian's nvidia-kernel-source package"
+fi
+
+# A CUDA-enabled build of the same UCX (its libucm_cuda hooks), for
+# tests/hooks/test_ucx_cuda; nvml.h comes from Debian's non-free packages.
+if [ "$ID" = debian ] && [ -f /usr/local/cuda/include/cuda.h ]; then
+    sh "$(dirname "$0")/ucx-cuda-debian.sh" /opt/gdrx-ucx-cuda /opt/gdrx-ucx-cuda.build ||
+        die "building UCX with CUDA failed (see the message above)"
 fi
 
 if [ ! -f /usr/local/cuda/include/cuda.h ]; then

@@ -4,7 +4,6 @@ EXTRA_DIST += ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 
 GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_compat.h \
-	ucx_plugin/uct_gdrx_libgdrx.h \
 	ucx_plugin/uct_gdrx_md.h \
 	ucx_plugin/uct_gdrx_md.c \
 	ucx_plugin/uct_gdrx_mem.c \

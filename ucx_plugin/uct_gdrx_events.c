@@ -15,7 +15,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include "uct_gdrx_libgdrx.h"
+#include <gdrx.h>
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
 #include <ucs/debug/log.h>
@@ -104,7 +104,7 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
         return UCT_GDRX_EVENTS_UCX_HOOKS;
     }
 
-    ret = uct_gdrx_lib_events_subscribe(GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE,
+    ret = gdrx_mem_events_subscribe(GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE,
                                     uct_gdrx_events_cb, NULL,
                                     &uct_gdrx_events_sub);
     if (ret != 0) {
@@ -139,7 +139,7 @@ void uct_gdrx_events_put(void)
     pthread_mutex_lock(&uct_gdrx_events_lock);
     if ((--uct_gdrx_events_refcount == 0) &&
         (uct_gdrx_events_state == UCT_GDRX_EVENTS_BRIDGED)) {
-        ret = uct_gdrx_lib_events_unsubscribe(uct_gdrx_events_sub);
+        ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
         if (ret != 0) {
             ucs_warn("gdrx: ending the CUDA event subscription failed: %s",
                      gdrx_strerror(ret));

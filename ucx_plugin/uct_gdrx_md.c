@@ -218,7 +218,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
     struct gdrx_mem_info info;
     int ret;
 
-    ret = uct_gdrx_lib_mem_query((uintptr_t)address, &info);
+    ret = gdrx_mem_query((uintptr_t)address, &info);
     if (ret != 0) {
         return (ret == -ENOENT) ? UCS_ERR_INVALID_ADDR :
                                   uct_gdrx_md_status(ret);

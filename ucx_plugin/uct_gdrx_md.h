@@ -9,7 +9,7 @@
 
 #include "uct_gdrx_compat.h"
 
-#include "uct_gdrx_libgdrx.h"
+#include <gdrx.h>
 #include <ucs/memory/rcache.h>
 #include <ucs/type/spinlock.h>
 

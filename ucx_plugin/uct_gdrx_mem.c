@@ -29,42 +29,16 @@ static UCS_F_ALWAYS_INLINE void uct_gdrx_count(uint64_t *counter)
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* Host unless libgdrx knows the address as CUDA device memory; without a
- * usable query (no CUDA, or libgdrx too old) a pin attempt decides. */
+/* Host unless libgdrx knows the address as CUDA device memory (no CUDA
+ * loaded in the process: host). */
 int uct_gdrx_mem_is_host(void *address, size_t length)
 {
     struct gdrx_mem_info info;
     int ret;
 
     (void)length;
-    ret = uct_gdrx_lib_mem_query((uintptr_t)address, &info);
+    ret = gdrx_mem_query((uintptr_t)address, &info);
     return (ret == -ENOENT) || (ret == -ENODEV);
-}
-
-/* Where libgdrx has no gdrx_mem_query (older library): a one-byte pin tells
- * whether dptr is device memory and which allocation holds it; the buffer
- * id stays 0 (libgdrx still refuses copies through freed memory). */
-static int uct_gdrx_mem_query_by_pin(uct_gdrx_md_t *md, uint64_t dptr,
-                                     struct gdrx_mem_info *info)
-{
-    struct gdrx_pin_info pin_info;
-    gdrx_pin_t pin;
-    int ret;
-
-    ret = gdrx_pin(md->ctx, dptr, 1, GDRX_PIN_FLAG_DEFAULT, &pin);
-    if (ret != 0) {
-        return (ret == -EINVAL) ? -ENOENT : ret;
-    }
-
-    ret = gdrx_pin_query(md->ctx, pin, &pin_info);
-    gdrx_unpin(md->ctx, pin);
-    if (ret == 0) {
-        info->base      = pin_info.alloc_base;
-        info->size      = pin_info.alloc_size;
-        info->device    = pin_info.device;
-        info->buffer_id = 0;
-    }
-    return ret;
 }
 
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
@@ -81,15 +55,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
 
     /* The cache may have widened the range past the allocation (alignment,
      * merges): pin only what belongs to it. */
-    ret = uct_gdrx_lib_mem_query(dptr, &info);
-    if (ret == -ENOSYS) {
-        ret = uct_gdrx_mem_query_by_pin(md, dptr, &info);
-        if (ret == -ENOENT) {
-            mem->kind = UCT_GDRX_MEM_KIND_HOST;
-            __atomic_fetch_add(&md->counters.host_regs, 1, __ATOMIC_RELAXED);
-            return UCS_OK;
-        }
-    }
+    ret = gdrx_mem_query(dptr, &info);
     if (ret == 0) {
         start = ucs_max(start, info.base);
         end   = ucs_min(end, info.base + info.size);

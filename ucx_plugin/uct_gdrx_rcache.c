@@ -98,12 +98,10 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
 }
 
 /* Without CUDA free events a hit may name an allocation CUDA freed and gave
- * out again at the same address: compare the allocation's buffer id, or
- * (libgdrx without gdrx_mem_query) ask libgdrx whether the pin went stale. */
+ * out again at the same address: compare the allocation's buffer id. */
 static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
                                              uct_gdrx_rcache_region_t *region)
 {
-    struct gdrx_pin_info pin_info;
     struct gdrx_mem_info info;
     int ret;
 
@@ -111,11 +109,7 @@ static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
         return 1;
     }
 
-    ret = uct_gdrx_lib_mem_query(region->mem.dptr, &info);
-    if (ret == -ENOSYS) {
-        return (gdrx_pin_query(md->ctx, region->mem.pin, &pin_info) == 0) &&
-               !pin_info.stale;
-    }
+    ret = gdrx_mem_query(region->mem.dptr, &info);
     return (ret == 0) && (info.buffer_id == region->mem.buffer_id);
 }
 

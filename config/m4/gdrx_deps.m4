@@ -101,12 +101,6 @@ AC_DEFUN([GDRX_CHECK_UCX], [
     AC_SUBST([UCX_SRC])
     AC_SUBST([UCX_VERSION])
     AC_DEFINE_UNQUOTED([GDRX_UCX_BUILD_VERSION], ["$UCX_VERSION"], [UCX release the plugin is built for])
-    dnl libgdrx's CUDA memory query/events (from the interception issue)
-    dnl (a definition in libgdr/src: the name followed by its parameter types)
-    AS_IF([grep -rqE 'gdrx_mem_events_subscribe@<:@@<:@:space:@:>@@:>@*\(@<:@@<:@:space:@:>@@:>@*uint32_t' $srcdir/libgdr/src 2>/dev/null],
-          [gdrx_have_mem_events=1], [gdrx_have_mem_events=0])
-    AC_DEFINE_UNQUOTED([GDRX_HAVE_MEM_EVENTS], [$gdrx_have_mem_events], [libgdrx implements gdrx_mem_query and events])
-    AM_CONDITIONAL([GDRX_HAVE_MEM_EVENTS], [test "x$gdrx_have_mem_events" = x1])
     AM_CONDITIONAL([HAVE_UCX], [test "x$gdrx_have_ucx" = xyes])
     GDRX_PART([UCX $UCX_VERSION transport], [$gdrx_have_ucx], [$gdrx_ucx_why],
               [--with-ucx=PREFIX --with-ucx-src=DIR (config/deps.sh fetches the source)])

@@ -7,8 +7,9 @@
  * SPDX-License-Identifier: MIT
  *
  * UCX is a third-party build, never part of this tree: it is looked for in
- * $GDRX_UCX_CUDA_PREFIX, then third_party/ucx-1.13.1-cuda next to or above
- * the source tree.  Without it the cases are not registered: they count
+ * $GDRX_UCX_CUDA_PREFIX, then /opt/gdrx-ucx-cuda (config/deps.sh builds
+ * it there), then third_party/ucx-1.13.1-cuda next to or above the source
+ * tree.  Without it the cases are not registered: they count
  * as not run, never as passed.
  */
 #include <dlfcn.h>
@@ -37,17 +38,17 @@ static int find_ucx(void)
 {
     const char *env = getenv("GDRX_UCX_CUDA_PREFIX");
     const char *src = getenv("GDRX_TEST_SRCDIR");
-    const char *cand[3] = { NULL, NULL, NULL };
+    const char *cand[4] = { NULL, "/opt/gdrx-ucx-cuda", NULL, NULL };
     char a[PATH_MAX], b[PATH_MAX], probe[PATH_MAX + 64];
 
     cand[0] = env;
     if (src) {
         snprintf(a, sizeof(a), "%s/third_party/ucx-1.13.1-cuda", src);
         snprintf(b, sizeof(b), "%s/../third_party/ucx-1.13.1-cuda", src);
-        cand[1] = a;
-        cand[2] = b;
+        cand[2] = a;
+        cand[3] = b;
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!cand[i])
             continue;
         snprintf(probe, sizeof(probe), "%s/lib/ucx/libucm_cuda.so.0", cand[i]);

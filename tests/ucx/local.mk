@@ -15,16 +15,6 @@ tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c
 tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 
-if !GDRX_HAVE_MEM_EVENTS
-# TEMPORARY: libgdrx lacks gdrx_mem_query/events (see gdrx_mem_shim.c).
-check_LTLIBRARIES += tests/ucx/libgdrx_mem_shim.la
-tests_ucx_libgdrx_mem_shim_la_SOURCES  = tests/ucx/gdrx_mem_shim.c
-tests_ucx_libgdrx_mem_shim_la_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
-tests_ucx_libgdrx_mem_shim_la_LIBADD   = $(top_builddir)/tests/sim/libcuda.la -lpthread
-tests_ucx_libgdrx_mem_shim_la_LDFLAGS  = $(AM_LDFLAGS) -rpath /nowhere -avoid-version
-EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM = tests/ucx/libgdrx_mem_shim.la
-endif
-
 check_PROGRAMS += tests/ucx/test_uct
 GDRX_SUITES    += tests/ucx/test_uct
 tests_ucx_test_uct_SOURCES  = tests/ucx/test_uct.c
@@ -32,7 +22,7 @@ tests_ucx_test_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
-EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_rcache
 GDRX_SUITES    += tests/ucx/test_rcache
@@ -41,7 +31,7 @@ tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
-EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_ucp
 GDRX_SUITES    += tests/ucx/test_ucp
@@ -50,7 +40,7 @@ tests_ucx_test_ucp_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_ucp_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
-EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 # Benchmark, not a test: `make check` builds it, nobody runs it there.
 check_PROGRAMS += tests/ucx/bench_uct
@@ -59,7 +49,7 @@ tests_ucx_bench_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_bench_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_bench_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_bench_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
-EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la $(EXTRA_tests_ucx_test_uct_DEPENDENCIES_SHIM)
+EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 # ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
 # UCX release (built only for this test).

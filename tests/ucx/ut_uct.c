@@ -41,15 +41,6 @@ int ut_load_plugin(void)
 {
     char path[512];
 
-    /* TEMPORARY (see gdrx_mem_shim.c): present only while libgdrx lacks
-     * gdrx_mem_query and the events; global, so the plugin binds to it. */
-    ut_build_path(path, sizeof(path), "tests/ucx/.libs/libgdrx_mem_shim.so");
-    if ((access(path, R_OK) == 0) &&
-        (dlopen(path, RTLD_NOW | RTLD_GLOBAL) == NULL)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-        return -1;
-    }
-
     ut_build_path(path, sizeof(path), "ucx_plugin/.libs/libuct_gdrx.so.0");
     if (dlopen(path, RTLD_NOW | RTLD_GLOBAL) == NULL) {
         fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
