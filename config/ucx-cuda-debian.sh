@@ -107,7 +107,7 @@ have rdma/rdma_cma.h || flags="$flags --without-rdmacm"
 flags="--prefix=$prefix$flags --with-cuda=$cuda --without-rocm --without-java --without-go --disable-doxygen-doc"
 
 cd "$src"
-[ -x configure ] || { say "autogen"; ./autogen.sh >/dev/null; }
+[ -x configure ] || { say "autogen"; ./autogen.sh >autogen.out 2>&1 || die "autogen failed, see $src/autogen.out"; }
 if [ ! -f config.status ] ||
    [ "$(cat .configured 2>/dev/null)" != "$flags CPPFLAGS=$cppflags LDFLAGS=$ldflags" ]; then
     [ -f Makefile ] && make distclean >/dev/null

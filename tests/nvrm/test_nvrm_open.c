@@ -80,13 +80,66 @@ static void test_unknown_branch_refused(void)
     free(log);
 }
 
-/* sysfs says 580 but the kernel disagrees: the STRICT check fails. */
-static void test_strict_check_mismatch_refused(void)
+/* sysfs says 580 but the RM answering on /dev/nvidiactl is of another
+ * branch: its answer decides, and the log names it. */
+static void test_rm_version_decides(void)
 {
     char *log = NULL;
 
-    CU_ASSERT_EQUAL(open_with_versions("580.999.99", "580.159.04", &log), -ENOTSUP);
-    CU_ASSERT_PTR_NOT_NULL(strstr(log, "580.999.99"));
+    CU_ASSERT_EQUAL(open_with_versions("999.12.01", "580.159.04", &log), -ENOTSUP);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "999.12.01"));
+    free(log);
+}
+
+/* A stale sysfs string does not refuse a validated RM; the client
+ * registers under the RM's own version (one STRICT check that passes). */
+static void test_rm_version_registered(void)
+{
+    gdrx_t g;
+    uint64_t v = 0;
+
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "575.1.2") == 0);
+    if (nvt_setup(0, 0))
+        return;
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(nvt_open(&g), 0);
+    CU_ASSERT_EQUAL(nvt_stats().version_checks, before.version_checks + 1);
+    CU_ASSERT_EQUAL(gdrx_get_attr(g, GDRX_ATTR_DRIVER_VERSION, &v), 0);
+    CU_ASSERT_EQUAL(v, (580ull << 16) | 159);
+    gdrx_close(g);
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+}
+
+/* Open after injecting `value` into the next `count` version checks. */
+static int open_with_version_fault(long value, int count, char **log)
+{
+    gdrx_t g;
+
+    if (nvt_setup(0, 0))
+        return -1;
+    setenv("GDRX_LOG_LEVEL", "1", 1);
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(nvrm_emu_fail("version", value, count), 0);
+    int tok = nvt_capture_begin();
+    int rc = nvt_open(&g);
+    *log = nvt_capture_end(tok);
+    if (rc == 0)
+        gdrx_close(g);
+    CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
+    return rc;
+}
+
+/* The kernel refuses the STRICT registration, or cannot say its version:
+ * a clean -ENOTSUP and no client. */
+static void test_version_check_refused(void)
+{
+    char *log = NULL;
+
+    CU_ASSERT_EQUAL(open_with_version_fault(1, 2, &log), -ENOTSUP); /* QUERY ok, STRICT no */
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "refused"));
+    free(log);
+    CU_ASSERT_EQUAL(open_with_version_fault(-EIO, 1, &log), -ENOTSUP);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "did not report"));
     free(log);
 }
 
@@ -142,7 +195,9 @@ const struct gdrx_test_case nvrm_open_cases[] = {
     GDRX_TEST_CASE(test_open_validated_driver),
     GDRX_TEST_CASE(test_open_auto_picks_nvrm),
     GDRX_TEST_CASE(test_unknown_branch_refused),
-    GDRX_TEST_CASE(test_strict_check_mismatch_refused),
+    GDRX_TEST_CASE(test_rm_version_decides),
+    GDRX_TEST_CASE(test_rm_version_registered),
+    GDRX_TEST_CASE(test_version_check_refused),
     GDRX_TEST_CASE(test_no_driver),
     GDRX_TEST_CASE(test_client_alloc_refused),
     GDRX_TEST_CASE(test_contexts_share_client),

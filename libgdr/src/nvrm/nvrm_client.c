@@ -80,6 +80,8 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
     c->pid = getpid();
     c->next_handle = NVRM_HANDLE_BASE;
 
+    /* sysfs only tells whether a driver is loaded at all (before opening
+     * any device); the version that decides is the RM's own answer. */
     ssize_t n = nvrm_read_file("/sys/module/nvidia/version", sys, sizeof(sys));
     if (n < 0) {
         gdrx_info("nvrm: no NVIDIA kernel driver (/sys/module/nvidia/version: %s)",
@@ -87,18 +89,6 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
         return -ENODEV;
     }
     sys[strcspn(sys, " \t\r\n")] = '\0';
-    if (!*sys || strlen(sys) >= sizeof(c->version)) {
-        gdrx_err("nvrm: unreadable NVIDIA driver version \"%s\"", sys);
-        return -ENOTSUP;
-    }
-    if (!nvrm_version_validated(sys)) {
-        gdrx_err("nvrm: NVIDIA driver %s (branch %u) is not a validated branch for the RM "
-                 "ioctl ABI (validated: %u); refusing to use the nvrm backend",
-                 sys, branch_of(sys), validated_branches[0]);
-        return -ENOTSUP;
-    }
-    memcpy(c->version, sys, strlen(sys) + 1);
-    c->version_code = version_code(sys);
 
     c->ctl_fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
     if (c->ctl_fd < 0) {
@@ -106,16 +96,35 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
         gdrx_err("nvrm: cannot open /dev/nvidiactl: %s", strerror(e));
         return e == ENOENT ? -ENODEV : -e;
     }
+    /* The ioctl layouts we send are those of the RM answering on this fd:
+     * its version (QUERY) must be of a validated branch. */
     char kernel[NVRM_VERSION_STRING_LEN] = "";
-    int rc = nvrm_check_version(c->ctl_fd, NVRM_VERSION_CMD_STRICT, c->version, NULL, 0);
+    int rc = nvrm_check_version(c->ctl_fd, NVRM_VERSION_CMD_QUERY, NULL, kernel, sizeof(kernel));
+    if (rc == 0 && (!kernel[0] || strlen(kernel) >= sizeof(c->version)))
+        rc = -EPROTO;
+    if (rc == 0 && !nvrm_version_validated(kernel)) {
+        gdrx_err("nvrm: NVIDIA driver %s (branch %u) is not a validated branch for the RM "
+                 "ioctl ABI (validated: %u); refusing to use the nvrm backend",
+                 kernel, branch_of(kernel), validated_branches[0]);
+        rc = -ENOTSUP;
+    } else if (rc == 0) {
+        /* Register as a client of exactly that version, as libcuda does:
+         * the kernel compares the whole string and refuses any other. */
+        rc = nvrm_check_version(c->ctl_fd, NVRM_VERSION_CMD_STRICT, kernel, NULL, 0);
+        if (rc)
+            gdrx_err("nvrm: the kernel refused its own version \"%s\" (sysfs: \"%s\"): %s",
+                     kernel, sys, strerror(-rc));
+    } else {
+        gdrx_err("nvrm: the kernel did not report its version (sysfs: \"%s\"): %s", sys,
+                 strerror(-rc));
+    }
     if (rc) {
-        nvrm_check_version(c->ctl_fd, NVRM_VERSION_CMD_QUERY, NULL, kernel, sizeof(kernel));
-        gdrx_err("nvrm: the kernel refused driver version %s (kernel reports \"%s\"): %s",
-                 c->version, kernel, strerror(-rc));
         close(c->ctl_fd);
         c->ctl_fd = -1;
         return -ENOTSUP;
     }
+    memcpy(c->version, kernel, strlen(kernel) + 1);
+    c->version_code = version_code(kernel);
     rc = nvrm_rm_alloc(c->ctl_fd, 0, 0, &c->h_client, NVRM_CLASS_ROOT_CLIENT, NULL, 0);
     if (rc) {
         gdrx_err("nvrm: cannot allocate an RM client: %s (%s)", strerror(-rc),

@@ -4,10 +4,11 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * Opening checks the running driver: its version string (from
- * /sys/module/nvidia/version) must belong to a branch whose ABI
- * nvrm_abi.h was validated against, and must pass the kernel's STRICT
- * version check.  GPUs are set up on first use: the CUDA ordinal's PCI bus
+ * Opening checks the running driver: the version the RM itself reports
+ * on /dev/nvidiactl (QUERY; /sys/module/nvidia/version only says whether
+ * a driver is loaded) must belong to a branch whose ABI nvrm_abi.h was
+ * validated against; the client then registers under exactly that
+ * version (STRICT), as libcuda does.  GPUs are set up on first use: the CUDA ordinal's PCI bus
  * id names both the /dev/nvidiaN file (/proc/driver/nvidia/gpus/<bus
  * id>/information, "Device Minor") and the RM gpuId (GPU_GET_PCI_INFO), so
  * CUDA_VISIBLE_DEVICES and any number of GPUs work.
