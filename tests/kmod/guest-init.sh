@@ -50,7 +50,7 @@ rmmod_refused() { ! rmmod "$1"; }
 run_suite() {
 	name="libgdrx_${1#test_}[$2]"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	env $KT_SUITE_ENV GDRX_BACKEND=gdrdrv SIMCU_BACKING=mocknv \
+	env $KT_SUITE_ENV GDRX_BACKEND=gdrdrv GDRX_TEST_GDRDRV_MODE="$2" SIMCU_BACKING=mocknv \
 		LD_LIBRARY_PATH=/gdrx/lib PATH=/gdrx/bin:/bin GDRX_TEST_BUILDDIR=/gdrx \
 		"/gdrx/bin/$1" > /tmp/suite.log 2>&1
 	rc=$?

@@ -163,8 +163,12 @@ static void unseen_free(size_t len)
         return;
     unsigned char *buf = malloc(len);
     tc_free_unseen(a);
-    /* not revoked at the free: no hook saw it */
-    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, &byte, cpu, 1), 0);
+    /* Not revoked at the free: no hook saw it.  Except where the kernel
+     * itself hears of frees (gdrdrv in callback mode, in the qemu guest):
+     * it has already torn the mapping down, so touching it would fault. */
+    const char *mode = getenv("GDRX_TEST_GDRDRV_MODE");
+    if (!mode || strcmp(mode, "callback") != 0)
+        CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, &byte, cpu, 1), 0);
     CUdeviceptr b = tc_alloc(len);
     if (tsim.set_va_reuse)
         CU_ASSERT_EQUAL(b, a); /* so only the buffer id can tell */

@@ -60,9 +60,11 @@ static int setup(gdrx_pin_t *pin, void **cpu)
     CUresult (*retain)(CUcontext *, CUdevice) = dlsym(lib, "cuDevicePrimaryCtxRetain");
     CUresult (*current)(CUcontext) = dlsym(lib, "cuCtxSetCurrent");
     CUresult (*alloc)(CUdeviceptr *, size_t) = dlsym(lib, "cuMemAlloc_v2");
-    if (init(0) || dev(&d, 0) || retain(&c, d) || current(c) || alloc(&p, 65536))
+    /* Allocate after gdrx_open: nvrm learns of allocations from then on. */
+    if (init(0) || dev(&d, 0) || retain(&c, d) || current(c) || gdrx_open(NULL, &g) ||
+        alloc(&p, 65536))
         return -1;
-    if (gdrx_open(NULL, &g) || gdrx_pin(g, p, 65536, 0, pin) || gdrx_map(g, *pin, cpu))
+    if (gdrx_pin(g, p, 65536, 0, pin) || gdrx_map(g, *pin, cpu))
         return -1;
     return 0;
 }

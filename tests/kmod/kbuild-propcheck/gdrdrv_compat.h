@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * gdrdrv_compat.h - every kernel-version and NVIDIA-flavour difference
+ * gdrdrv cares about, in one place.  Supported kernels: 5.15 .. 6.18.
+ *
+ * Rule for this file: the rest of the module calls only the gdrdrv_*()
+ * helpers below and never tests LINUX_VERSION_CODE itself.
+ */
+#ifndef GDRDRV_COMPAT_H
+#define GDRDRV_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mm.h>
+#include <linux/io.h>
+
+#include "gdrdrv_nv.h"	/* GDRDRV_NV_GPL_OK */
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 15, 0)
+#error "gdrdrv needs Linux 5.15 or newer"
+#endif
+
+/* Handles, offsets and the ABI's layouts assume a 64-bit kernel. */
+#if BITS_PER_LONG != 64
+#error "gdrdrv needs a 64-bit kernel"
+#endif
+
+/*
+ * vm_flags became read-only in 6.3; vm_flags_set()/vm_flags_clear() are
+ * the only way to change them there and do not exist before.  Both are
+ * called from ->mmap with mmap_lock held for writing.
+ */
+static inline void gdrdrv_vma_flags_set(struct vm_area_struct *vma,
+					unsigned long set, unsigned long clear)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, set);
+	vm_flags_clear(vma, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
+
+/*
+ * Write-combined protection bits.
+ *
+ * With the proprietary NVIDIA flavour every symbol gdrdrv imports must be
+ * a plain EXPORT_SYMBOL: a module that uses GPL-only symbols may not link
+ * against a proprietary module (the kernel refuses to load it), and on x86
+ * pgprot_writecombine() is EXPORT_SYMBOL_GPL.  Linux programs PAT entry 1
+ * (PWT set, PCD and PAT clear) as write-combining on every x86 CPU with
+ * PAT, so setting the PWT bit alone selects WC.  Besides, the PFN
+ * insertion path overwrites the cache bits with the memtype reserved for
+ * the range (gdrdrv reserves WC), so this value only has to agree.
+ */
+static inline pgprot_t gdrdrv_pgprot_wc(pgprot_t prot)
+{
+#if defined(CONFIG_X86) && !defined(GDRDRV_NV_GPL_OK)
+	return __pgprot((pgprot_val(prot) & ~(pgprotval_t)_PAGE_CACHE_MASK) |
+			_PAGE_PWT);
+#else
+	return pgprot_writecombine(prot);
+#endif
+}
+
+/*
+ * PAT memtype reservation of a physical range as write-combining.  Both
+ * are plain exports on x86 and no-ops elsewhere.  Available in every
+ * supported kernel under these names.
+ */
+static inline int gdrdrv_memtype_reserve_wc(phys_addr_t start, u64 size)
+{
+	return arch_io_reserve_memtype_wc(start, size);
+}
+
+static inline void gdrdrv_memtype_free_wc(phys_addr_t start, u64 size)
+{
+	arch_io_free_memtype_wc(start, size);
+}
+
+/* CPU clock for the deprecated tsc_khz field of GET_INFO. */
+#if defined(CONFIG_X86)
+#include <asm/tsc.h>
+static inline u32 gdrdrv_tsc_khz(void)
+{
+	return tsc_khz;
+}
+#else
+static inline u32 gdrdrv_tsc_khz(void)
+{
+	return 0;
+}
+#endif
+
+#endif /* GDRDRV_COMPAT_H */

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * gdrdrv_mmap.c - CPU mappings of pinned GPU memory.
+ *
+ * Why the PTEs are filled at the first fault and not in ->mmap:
+ * the mmap core links a new VMA into the file's address_space only after
+ * ->mmap returns.  A free callback that ran in between would zap through
+ * the address_space, miss the not-yet-linked VMA, and leave PTEs pointing
+ * at memory the GPU driver is about to reuse.  A fault, by contrast, only
+ * happens on a linked VMA and fills it under pin->sem, which the callback
+ * takes for writing before it zaps; so every PTE is either zapped by the
+ * callback or never created.  The first fault maps the whole VMA at once,
+ * so a mapping costs one fault, like a single remap would.
+ *
+ * Why write-combining survives that: x86 PAT gives PFNs inserted one by
+ * one the memtype recorded for their physical range, UC- when none is.
+ * So ->mmap reserves WC for each physically contiguous run of the pin
+ * (one reservation when the pin is contiguous) before anything is
+ * inserted, and the reservation lives as long as the pin's pages.  It is
+ * visible in /sys/kernel/debug/x86/pat_memtype_list.  A conflicting
+ * reservation (someone mapped the range UC) fails the mmap rather than
+ * silently degrading it.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "gdrdrv.h"
+#include "gdrdrv_compat.h"
+
+static void gdrdrv_runs_free(struct gdrdrv_pin *pin)
+{
+	unsigned int i;
+
+	for (i = 0; i < pin->nr_runs; i++)
+		gdrdrv_memtype_free_wc(pin->runs[i].phys, pin->runs[i].size);
+	kfree(pin->runs);
+	pin->runs = NULL;
+	pin->nr_runs = 0;
+}
+
+/* Reserve WC for every contiguous run of the page table.  pin->sem held. */
+static int gdrdrv_runs_reserve(struct gdrdrv_pin *pin)
+{
+	const struct nvidia_p2p_page_table *pt = pin->page_table;
+	struct gdrdrv_run *runs;
+	unsigned int n = 0, i;
+	int ret;
+
+	if (pin->runs)
+		return 0;
+	runs = kcalloc(pt->entries, sizeof(*runs), GFP_KERNEL);
+	if (!runs)
+		return -ENOMEM;
+	for (i = 0; i < pt->entries; i++) {
+		phys_addr_t phys = pt->pages[i]->physical_address;
+
+		if (n && runs[n - 1].phys + runs[n - 1].size == phys) {
+			runs[n - 1].size += GDRDRV_GPU_PAGE_SIZE;
+			continue;
+		}
+		runs[n].phys = phys;
+		runs[n].size = GDRDRV_GPU_PAGE_SIZE;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		ret = gdrdrv_memtype_reserve_wc(runs[i].phys, runs[i].size);
+		if (ret) {
+			pr_err_ratelimited(GDRDRV_NAME ": cannot reserve WC for %pa+0x%llx: %d\n",
+					   &runs[i].phys, runs[i].size, ret);
+			while (i--)
+				gdrdrv_memtype_free_wc(runs[i].phys,
+						       runs[i].size);
+			kfree(runs);
+			return ret;
+		}
+	}
+	pin->runs = runs;
+	pin->nr_runs = n;
+	return 0;
+}
+
+/*
+ * Make every CPU mapping of @pin fault from now on and drop the WC
+ * reservation.  pin->sem held for writing; the caller has already moved
+ * nv_state away from PINNED or is about to, under the same hold.
+ */
+void gdrdrv_pin_revoke_cpu_locked(struct gdrdrv_pin *pin)
+{
+	if (pin->map_count)
+		unmap_mapping_range(&pin->file->mapping,
+				    (loff_t)pin->handle << PAGE_SHIFT,
+				    (loff_t)pin->npages << PAGE_SHIFT, 1);
+	gdrdrv_runs_free(pin);
+}
+
+static bool gdrdrv_pin_cacheable(const struct gdrdrv_pin *pin)
+{
+#ifdef NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE
+	return pin->page_table &&
+	       (pin->page_table->flags & NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE);
+#else
+	return false;
+#endif
+}
+
+bool gdrdrv_mapping_type_supported(const struct gdrdrv_pin *pin, u32 type)
+{
+	switch (type) {
+	case GDRDRV_MAPPING_NONE:
+	case GDRDRV_MAPPING_WC:
+		return true;
+	case GDRDRV_MAPPING_CACHING:
+		return gdrdrv_pin_cacheable(pin);
+	default:
+		/* DEVICE is for hosts that cannot do WC on PCIe; not ours. */
+		return false;
+	}
+}
+
+static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct gdrdrv_pin *pin = vma->vm_private_data;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long addr;
+	u64 off;
+
+	down_read(&pin->sem);
+	/* Revoked, unpinned or closed: the access fails, nothing is mapped. */
+	if (pin->nv_state != GDRDRV_NV_PINNED)
+		goto out;
+	off = (u64)(vma->vm_pgoff - pin->handle) << PAGE_SHIFT;
+	for (addr = vma->vm_start; addr < vma->vm_end;
+	     addr += PAGE_SIZE, off += PAGE_SIZE) {
+		const struct nvidia_p2p_page *pg =
+			pin->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT];
+		u64 phys = pg->physical_address +
+			   (off & (GDRDRV_GPU_PAGE_SIZE - 1));
+
+		ret = vmf_insert_pfn_prot(vma, addr, PHYS_PFN(phys),
+					  vma->vm_page_prot);
+		if (ret & VM_FAULT_ERROR)
+			goto out;
+	}
+	ret = VM_FAULT_NOPAGE;
+out:
+	up_read(&pin->sem);
+	return ret;
+}
+
+/* A VMA was split or copied (not on fork: VM_DONTCOPY). */
+static void gdrdrv_vm_open(struct vm_area_struct *vma)
+{
+	struct gdrdrv_pin *pin = vma->vm_private_data;
+
+	gdrdrv_pin_hold(pin);
+	down_write(&pin->sem);
+	pin->map_count++;
+	up_write(&pin->sem);
+	atomic64_inc(&gdrdrv_stats.mappings);
+}
+
+static void gdrdrv_vm_close(struct vm_area_struct *vma)
+{
+	struct gdrdrv_pin *pin = vma->vm_private_data;
+
+	down_write(&pin->sem);
+	if (!--pin->map_count)
+		pin->map_type = GDRDRV_MAPPING_NONE;
+	up_write(&pin->sem);
+	atomic64_dec(&gdrdrv_stats.mappings);
+	gdrdrv_pin_put(pin);
+}
+
+static const struct vm_operations_struct gdrdrv_vm_ops = {
+	.open	= gdrdrv_vm_open,
+	.close	= gdrdrv_vm_close,
+	.fault	= gdrdrv_vm_fault,
+};
+
+static int gdrdrv_mmap_pin(struct gdrdrv_pin *pin, struct vm_area_struct *vma)
+{
+	unsigned long pages = vma_pages(vma);
+	u32 type;
+	int ret;
+
+	if (pin->nv_state != GDRDRV_NV_PINNED)
+		return -EINVAL;		/* revoked by the free callback */
+	if (pin->map_count)
+		return -EINVAL;		/* one mapping per pin, as in gdrcopy */
+	if (pin->va_offset)
+		return -EINVAL;		/* pinned address not 64 KiB aligned */
+	if (pages > pin->npages)
+		return -EINVAL;
+
+	type = pin->req_type;
+	if (type == GDRDRV_MAPPING_NONE)
+		type = gdrdrv_pin_cacheable(pin) ? GDRDRV_MAPPING_CACHING :
+						   GDRDRV_MAPPING_WC;
+	if (!gdrdrv_mapping_type_supported(pin, type))
+		return -EINVAL;
+	if (type == GDRDRV_MAPPING_WC) {
+		ret = gdrdrv_runs_reserve(pin);
+		if (ret)
+			return ret;
+		vma->vm_page_prot = gdrdrv_pgprot_wc(vma->vm_page_prot);
+	}
+
+	/*
+	 * IO|PFNMAP: no struct pages, no GUP, so nothing can keep the pages
+	 * past a revocation.  DONTCOPY: a fork child never sees them.
+	 * DONTEXPAND: mremap cannot grow past the pin.
+	 */
+	gdrdrv_vma_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY |
+			     VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	vma->vm_ops = &gdrdrv_vm_ops;
+	vma->vm_private_data = pin;
+	pin->map_count = 1;
+	pin->map_type = type;
+	return 0;
+}
+
+int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct gdrdrv_file *f = filp->private_data;
+	struct gdrdrv_pin *pin;
+	int ret;
+
+	if (!gdrdrv_caller_is_owner(f))
+		return gdrdrv_count_error(-EACCES);
+	/* A private mapping would be a COW mapping of device memory. */
+	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
+		return gdrdrv_count_error(-EINVAL);
+
+	pin = gdrdrv_pin_get(f, vma->vm_pgoff);
+	if (!pin)
+		return gdrdrv_count_error(-EINVAL);
+
+	down_write(&pin->sem);
+	ret = gdrdrv_mmap_pin(pin, vma);
+	up_write(&pin->sem);
+	if (ret) {
+		gdrdrv_pin_put(pin);
+		return gdrdrv_count_error(ret);
+	}
+	/* The lookup reference now belongs to the VMA. */
+	atomic64_inc(&gdrdrv_stats.mappings);
+	return 0;
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * gdrdrv_pin.c - the per-file pin table, handle allocation, pinning,
+ * unpinning and the NVIDIA free callback.
+ *
+ * Locking is described in gdrdrv.h.  The protocol between unpin and the
+ * free callback is the delicate part:
+ *   - whoever first moves pin->nv_state away from PINNED (under pin->sem)
+ *     owns the page table;
+ *   - unpin moves it to RELEASING, drops pin->sem and only then calls
+ *     put_pages, which waits for a callback that is already running; that
+ *     callback sees RELEASING and does nothing;
+ *   - the callback moves it to REVOKED, zaps the CPU mappings, hands the
+ *     page table back and drops the NVIDIA reference itself; unpin then
+ *     has nothing to put.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/timex.h>
+#include <linux/overflow.h>
+
+#include "gdrdrv.h"
+#include "gdrdrv_compat.h"
+
+void gdrdrv_pin_hold(struct gdrdrv_pin *pin)
+{
+	refcount_inc(&pin->ref);
+}
+
+void gdrdrv_pin_put(struct gdrdrv_pin *pin)
+{
+	if (!refcount_dec_and_test(&pin->ref))
+		return;
+	/* Runs are released with the pages, always before the last put. */
+	WARN_ON_ONCE(pin->runs);
+	kfree(pin);
+}
+
+bool gdrdrv_force_pcie_supported(const struct gdrdrv_file *f)
+{
+	return f->persistent && GDRDRV_NV_FORCE_BAR1 != 0;
+}
+
+/*
+ * The handle table: one for the module, so that handles are unique across
+ * files and a foreign handle is never another file's pin.
+ */
+static DEFINE_MUTEX(gdrdrv_table_lock);
+static DEFINE_XARRAY(gdrdrv_table);
+static unsigned long gdrdrv_cursor = GDRDRV_HANDLE_MIN;
+
+/*
+ * Find a free handle range of @npages, starting at the cursor and wrapping
+ * once.  Invariant: the cursor is never strictly inside a live range (it
+ * is the end of the range allocated last, and ranges are disjoint), so a
+ * range is free exactly when no entry *starts* inside it.  Allocation is
+ * cyclic, so an unpinned handle is not handed out again before the whole
+ * space has been used.  Caller holds gdrdrv_table_lock.
+ */
+static int gdrdrv_handle_alloc(unsigned long npages, unsigned long *handle)
+{
+	unsigned long start = gdrdrv_cursor;
+	bool wrapped = false;
+
+	for (;;) {
+		struct gdrdrv_pin *next;
+		unsigned long idx;
+
+		if (start < GDRDRV_HANDLE_MIN)
+			start = GDRDRV_HANDLE_MIN;
+		if (start >= GDRDRV_HANDLE_LIMIT ||
+		    npages > GDRDRV_HANDLE_LIMIT - start) {
+			if (wrapped)
+				return -ENOSPC;
+			wrapped = true;
+			start = GDRDRV_HANDLE_MIN;
+			continue;
+		}
+		idx = start;
+		next = xa_find(&gdrdrv_table, &idx, start + npages - 1,
+			       XA_PRESENT);
+		if (!next) {
+			*handle = start;
+			gdrdrv_cursor = start + npages;
+			return 0;
+		}
+		start = next->handle + next->npages;
+	}
+}
+
+/* Take @pin out of the table.  Caller holds gdrdrv_table_lock. */
+static void gdrdrv_table_unlink(struct gdrdrv_pin *pin)
+{
+	xa_erase(&gdrdrv_table, pin->handle);
+	list_del_init(&pin->file_node);
+	if (pin->table_live)
+		atomic64_dec(&gdrdrv_stats.pins);
+	pin->table_live = false;
+}
+
+static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
+				 const struct nvidia_p2p_page_table *pt)
+{
+	u32 i;
+
+	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt)) {
+		pr_err_ratelimited(GDRDRV_NAME ": page table version 0x%x unsupported\n",
+				   pt->version);
+		return false;
+	}
+	/* Mapping and handle arithmetic assume 64 KiB GPU pages. */
+	if (pt->page_size != NVIDIA_P2P_PAGE_SIZE_64KB ||
+	    (u64)pt->entries << GDRDRV_GPU_PAGE_SHIFT != pin->size) {
+		pr_err_ratelimited(GDRDRV_NAME ": page table of %u pages of type %u for %llu bytes\n",
+				   pt->entries, pt->page_size, pin->size);
+		return false;
+	}
+	for (i = 0; i < pt->entries; i++)
+		if (!pt->pages[i] ||
+		    pt->pages[i]->physical_address & ~GDRDRV_GPU_PAGE_MASK)
+			return false;
+	return true;
+}
+
+/*
+ * Give the pages back to the NVIDIA driver unless the free callback already
+ * took them.  Zaps the CPU mappings first.  No lock held on entry.
+ */
+static void gdrdrv_pin_release_pages(struct gdrdrv_pin *pin)
+{
+	struct nvidia_p2p_page_table *pt = NULL;
+	int ret;
+
+	down_write(&pin->sem);
+	gdrdrv_pin_revoke_cpu_locked(pin);
+	if (pin->nv_state == GDRDRV_NV_PINNED) {
+		pt = pin->page_table;
+		pin->page_table = NULL;
+		pin->nv_state = GDRDRV_NV_RELEASING;
+	}
+	up_write(&pin->sem);
+	if (!pt)
+		return;
+
+	/* May wait for a free callback in flight; we hold no lock it takes. */
+	if (pin->persistent)
+		ret = nvidia_p2p_put_pages_persistent(pin->va, pt, 0);
+	else
+		ret = nvidia_p2p_put_pages(pin->p2p_token, pin->va_space,
+					   pin->va, pt);
+	if (ret && !pin->persistent) {
+		/*
+		 * The driver may still hold the registration and call us
+		 * back some day: keep the pin (and this module) alive for it
+		 * rather than risk a callback into freed memory.
+		 */
+		pr_err_ratelimited(GDRDRV_NAME ": put_pages(va 0x%llx) failed: %d; keeping the pin\n",
+				   pin->va, ret);
+		__module_get(THIS_MODULE);
+		return;
+	}
+	if (ret)
+		pr_err_ratelimited(GDRDRV_NAME ": put_pages_persistent(va 0x%llx) failed: %d\n",
+				   pin->va, ret);
+	atomic64_dec(&gdrdrv_stats.nv_pins);
+	atomic64_sub(pin->size, &gdrdrv_stats.pinned_bytes);
+	gdrdrv_pin_put(pin);	/* the NVIDIA registration's reference */
+}
+
+/*
+ * Called by the NVIDIA driver, with its own locks held, when the memory
+ * under a callback pin is freed.  Takes only pin->sem (see gdrdrv.h).
+ */
+static void gdrdrv_free_callback(void *data)
+{
+	struct gdrdrv_pin *pin = data;
+	bool drop = true;
+
+	down_write(&pin->sem);
+	if (pin->nv_state == GDRDRV_NV_RELEASING) {
+		/* Unpin owns the page table and waits in put_pages for us. */
+		drop = false;
+	} else {
+		/* Nothing may touch the pages from here on. */
+		gdrdrv_pin_revoke_cpu_locked(pin);
+		/*
+		 * In NONE the callback fired before get_pages returned to us:
+		 * that page table is the driver's again and is never stored.
+		 */
+		if (pin->nv_state == GDRDRV_NV_PINNED) {
+			nvidia_p2p_free_page_table(pin->page_table);
+			pin->page_table = NULL;
+			atomic64_dec(&gdrdrv_stats.nv_pins);
+			atomic64_sub(pin->size, &gdrdrv_stats.pinned_bytes);
+		}
+		pin->nv_state = GDRDRV_NV_REVOKED;
+		pin->cb_fired = true;
+		atomic64_inc(&gdrdrv_stats.invalidations);
+	}
+	up_write(&pin->sem);
+	if (drop)
+		gdrdrv_pin_put(pin);	/* the NVIDIA registration's reference */
+}
+
+static void gdrdrv_table_remove(struct gdrdrv_pin *pin)
+{
+	mutex_lock(&gdrdrv_table_lock);
+	gdrdrv_table_unlink(pin);
+	mutex_unlock(&gdrdrv_table_lock);
+}
+
+static int gdrdrv_pin_check_args(const struct gdrdrv_file *f, u64 addr,
+				 u64 size, u64 p2p_token, u32 va_space,
+				 u32 pin_flags, u64 *va, u64 *len)
+{
+	u64 end;
+
+	if (!addr || !size)
+		return -EINVAL;
+	if (check_add_overflow(addr, size, &end) ||
+	    end > U64_MAX - (GDRDRV_GPU_PAGE_SIZE - 1))
+		return -EINVAL;
+	*va = addr & GDRDRV_GPU_PAGE_MASK;
+	*len = round_up(end, GDRDRV_GPU_PAGE_SIZE) - *va;
+	if (*len > GDRDRV_MAX_PIN_BYTES)
+		return -EINVAL;
+	if (pin_flags & ~GDRDRV_PIN_FLAGS_ALL)
+		return -EINVAL;
+	if (f->persistent) {
+		/* Tokens are a callback-API concept (deprecated by NVIDIA). */
+		if (p2p_token || va_space)
+			return -EINVAL;
+		if ((pin_flags & GDRDRV_PIN_FLAG_FORCE_PCIE) &&
+		    !gdrdrv_force_pcie_supported(f))
+			return -EINVAL;
+	} else if (pin_flags) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
+		      u64 p2p_token, u32 va_space, u32 pin_flags,
+		      unsigned long *handle)
+{
+	struct nvidia_p2p_page_table *pt = NULL;
+	struct gdrdrv_pin *pin;
+	cycles_t t0;
+	u64 va, len;
+	bool bad_table;
+	int ret;
+
+	ret = gdrdrv_pin_check_args(f, addr, size, p2p_token, va_space,
+				    pin_flags, &va, &len);
+	if (ret)
+		return ret;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	refcount_set(&pin->ref, 1);	/* the table's reference */
+	init_rwsem(&pin->sem);
+	INIT_LIST_HEAD(&pin->file_node);
+	pin->file = f;
+	pin->va = va;
+	pin->size = len;
+	pin->va_offset = (u32)(addr - va);
+	pin->npages = DIV_ROUND_UP(len, PAGE_SIZE);
+	pin->p2p_token = p2p_token;
+	pin->va_space = va_space;
+	pin->persistent = f->persistent;
+	if (pin_flags & GDRDRV_PIN_FLAG_FORCE_PCIE)
+		pin->nv_flags = GDRDRV_NV_FORCE_BAR1;
+	pin->nv_state = GDRDRV_NV_NONE;
+
+	/* Reserve the handle range now; lookups ignore it until table_live. */
+	mutex_lock(&gdrdrv_table_lock);
+	ret = gdrdrv_handle_alloc(pin->npages, &pin->handle);
+	if (!ret)
+		ret = xa_insert(&gdrdrv_table, pin->handle, pin, GFP_KERNEL);
+	if (!ret)
+		list_add_tail(&pin->file_node, &f->pins);
+	mutex_unlock(&gdrdrv_table_lock);
+	if (ret) {
+		kfree(pin);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+
+	gdrdrv_pin_hold(pin);	/* the NVIDIA registration's reference */
+	t0 = get_cycles();
+	if (pin->persistent)
+		ret = nvidia_p2p_get_pages_persistent(va, len, &pt,
+						      pin->nv_flags);
+	else
+		ret = nvidia_p2p_get_pages(p2p_token, va_space, va, len, &pt,
+					   gdrdrv_free_callback, pin);
+	pin->tm_cycles = (u64)(get_cycles() - t0);
+	if (ret) {
+		gdrdrv_pin_put(pin);	/* no callback can come now */
+		goto out_remove;
+	}
+
+	down_write(&pin->sem);
+	if (pin->nv_state == GDRDRV_NV_NONE) {
+		pin->page_table = pt;
+		pin->nv_state = GDRDRV_NV_PINNED;
+		atomic64_inc(&gdrdrv_stats.nv_pins);
+		atomic64_add(len, &gdrdrv_stats.pinned_bytes);
+	}
+	bad_table = pin->nv_state == GDRDRV_NV_PINNED &&
+		    !gdrdrv_page_table_ok(pin, pt);
+	up_write(&pin->sem);
+	if (bad_table) {
+		ret = -EINVAL;
+		gdrdrv_pin_release_pages(pin);
+		goto out_remove;
+	}
+
+	mutex_lock(&gdrdrv_table_lock);
+	pin->table_live = true;
+	atomic64_inc(&gdrdrv_stats.pins);
+	atomic64_inc(&gdrdrv_stats.pins_total);
+	mutex_unlock(&gdrdrv_table_lock);
+	*handle = pin->handle;
+	return 0;
+
+out_remove:
+	gdrdrv_table_remove(pin);
+	gdrdrv_pin_put(pin);
+	return ret;
+}
+
+/* The live pin of @f named @handle, or NULL.  Caller holds the lock. */
+static struct gdrdrv_pin *gdrdrv_table_find(struct gdrdrv_file *f,
+					    unsigned long handle)
+{
+	struct gdrdrv_pin *pin;
+
+	if (handle < GDRDRV_HANDLE_MIN || handle >= GDRDRV_HANDLE_LIMIT)
+		return NULL;
+	pin = xa_load(&gdrdrv_table, handle);
+	if (!pin || !pin->table_live || pin->file != f)
+		return NULL;
+	return pin;
+}
+
+struct gdrdrv_pin *gdrdrv_pin_get(struct gdrdrv_file *f, unsigned long handle)
+{
+	struct gdrdrv_pin *pin;
+
+	mutex_lock(&gdrdrv_table_lock);
+	pin = gdrdrv_table_find(f, handle);
+	if (pin)
+		gdrdrv_pin_hold(pin);
+	mutex_unlock(&gdrdrv_table_lock);
+	return pin;
+}
+
+int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
+{
+	struct gdrdrv_pin *pin;
+
+	mutex_lock(&gdrdrv_table_lock);
+	pin = gdrdrv_table_find(f, handle);
+	if (pin)
+		gdrdrv_table_unlink(pin);
+	mutex_unlock(&gdrdrv_table_lock);
+	if (!pin)
+		return -EINVAL;
+
+	gdrdrv_pin_release_pages(pin);
+	gdrdrv_pin_put(pin);	/* the table's reference */
+	return 0;
+}
+
+/* From release(): no ioctl can be running on @f any more. */
+void gdrdrv_pin_destroy_all(struct gdrdrv_file *f)
+{
+	for (;;) {
+		struct gdrdrv_pin *pin;
+
+		mutex_lock(&gdrdrv_table_lock);
+		pin = list_first_entry_or_null(&f->pins, struct gdrdrv_pin,
+					       file_node);
+		if (pin)
+			gdrdrv_table_unlink(pin);
+		mutex_unlock(&gdrdrv_table_lock);
+		if (!pin)
+			return;
+		gdrdrv_pin_release_pages(pin);
+		gdrdrv_pin_put(pin);
+	}
+}
