@@ -48,17 +48,18 @@ static void test_open_auto_picks_nvrm(void)
     gdrx_close(g);
 }
 
-/* Open with the fake driver reporting `kernel` and the sysfs file saying
- * `sysfs`; returns gdrx_open's result and what it logged. */
-static int open_with_versions(const char *kernel, const char *sysfs, char **log)
+/* Open (after `inject`, if any) and return gdrx_open's result and what it
+ * logged; a refused open makes no RM client. */
+static int open_logged(void (*inject)(void), char **log)
 {
     gdrx_t g;
 
-    CU_ASSERT_EQUAL(nvrm_emu_set_versions(kernel, sysfs), 0);
     if (nvt_setup(0, 0))
         return -1;
     setenv("GDRX_LOG_LEVEL", "1", 1);
     struct nvrm_emu_stats before = nvt_stats();
+    if (inject)
+        inject();
     int tok = nvt_capture_begin();
     int rc = nvt_open(&g);
     *log = nvt_capture_end(tok);
@@ -67,6 +68,14 @@ static int open_with_versions(const char *kernel, const char *sysfs, char **log)
     /* Refused before any client was made. */
     CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
     return rc;
+}
+
+/* Open with the fake driver reporting `kernel` and the sysfs file saying
+ * `sysfs`. */
+static int open_with_versions(const char *kernel, const char *sysfs, char **log)
+{
+    CU_ASSERT_EQUAL(nvrm_emu_set_versions(kernel, sysfs), 0);
+    return open_logged(NULL, log);
 }
 
 /* A branch nvrm_abi.h was not validated for is refused by name, even
@@ -110,23 +119,15 @@ static void test_rm_version_registered(void)
     NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
 }
 
-/* Open after injecting `value` into the next `count` version checks. */
-static int open_with_version_fault(long value, int count, char **log)
+/* Faults for the version checks of the next open. */
+static void refuse_strict(void)
 {
-    gdrx_t g;
+    CU_ASSERT_EQUAL(nvrm_emu_fail("version", 1, 2), 0); /* QUERY passes, STRICT refused */
+}
 
-    if (nvt_setup(0, 0))
-        return -1;
-    setenv("GDRX_LOG_LEVEL", "1", 1);
-    struct nvrm_emu_stats before = nvt_stats();
-    CU_ASSERT_EQUAL(nvrm_emu_fail("version", value, count), 0);
-    int tok = nvt_capture_begin();
-    int rc = nvt_open(&g);
-    *log = nvt_capture_end(tok);
-    if (rc == 0)
-        gdrx_close(g);
-    CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
-    return rc;
+static void fail_query(void)
+{
+    CU_ASSERT_EQUAL(nvrm_emu_fail("version", -EIO, 1), 0);
 }
 
 /* The kernel refuses the STRICT registration, or cannot say its version:
@@ -135,10 +136,10 @@ static void test_version_check_refused(void)
 {
     char *log = NULL;
 
-    CU_ASSERT_EQUAL(open_with_version_fault(1, 2, &log), -ENOTSUP); /* QUERY ok, STRICT no */
+    CU_ASSERT_EQUAL(open_logged(refuse_strict, &log), -ENOTSUP);
     CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "refused"));
     free(log);
-    CU_ASSERT_EQUAL(open_with_version_fault(-EIO, 1, &log), -ENOTSUP);
+    CU_ASSERT_EQUAL(open_logged(fail_query, &log), -ENOTSUP);
     CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "did not report"));
     free(log);
 }
