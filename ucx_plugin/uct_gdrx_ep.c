@@ -69,6 +69,63 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
     return UCS_OK;
 }
 
+/* A key made on the spot for an address of this process. */
+typedef struct uct_gdrx_ep_local_key {
+    uct_gdrx_key_t key;
+    uct_gdrx_mem_t *mem;
+} uct_gdrx_ep_local_key_t;
+
+/* UCX's memory-type pipelines (1.13's shared-memory rendezvous) call the
+ * memtype endpoint with no remote key: the remote address is then memory of
+ * this process.  Register it through the MD (a cache hit after the first
+ * time) and use that registration's key. */
+static ucs_status_t
+uct_gdrx_ep_key_by_address(uct_gdrx_iface_t *iface, uint64_t remote_addr,
+                           size_t length, uct_gdrx_ep_local_key_t *local)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
+    ucs_status_t status;
+    uct_mem_h memh;
+
+    status = uct_gdrx_md_reg(md, (void*)(uintptr_t)remote_addr, length,
+                             UCT_MD_MEM_ACCESS_ALL, &memh);
+    if (status != UCS_OK) {
+        ucs_debug("gdrx: no mapping for key-less access to 0x%" PRIx64
+                  " length %zu: %s", remote_addr, length,
+                  ucs_status_string(status));
+        return status;
+    }
+
+    local->mem = memh;
+    uct_gdrx_mem_pack_key(local->mem, &local->key);
+    return UCS_OK;
+}
+
+static void uct_gdrx_ep_key_release(uct_gdrx_iface_t *iface,
+                                    uct_gdrx_ep_local_key_t *local)
+{
+    uct_gdrx_md_dereg(ucs_derived_of(iface->super.md, uct_gdrx_md_t),
+                      local->mem);
+}
+
+static ucs_status_t
+uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                         void *buffer, size_t length, uint64_t remote_addr)
+{
+    uct_gdrx_ep_local_key_t local;
+    ucs_status_t status;
+
+    status = uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
+                              (uintptr_t)&local.key);
+    uct_gdrx_ep_key_release(iface, &local);
+    return status;
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr,
@@ -77,7 +134,12 @@ uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
     ucs_status_t status;
 
-    status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr, rkey);
+    if (ucs_unlikely(rkey == UCT_INVALID_RKEY)) {
+        status = uct_gdrx_ep_copy_keyless(iface, dir, buffer, length,
+                                          remote_addr);
+    } else {
+        status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr, rkey);
+    }
     if (status == UCS_OK) {
         uct_gdrx_iface_count(iface, op, dir, length);
     }
@@ -199,20 +261,16 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_dir_t dir,
 }
 
 /* The iov entries are consecutive in the remote range. */
-static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
-                                      const uct_iov_t *iov, size_t iovcnt,
-                                      uint64_t remote_addr, uct_rkey_t rkey)
+static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
+                                          uct_gdrx_dir_t dir,
+                                          const uct_iov_t *iov, size_t iovcnt,
+                                          uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
-    size_t total            = 0;
+    size_t total = 0;
     const uct_gdrx_mem_t *local;
     ucs_status_t status;
     size_t i, n, stride;
     uint8_t *buffer;
-
-    if ((iovcnt > UCT_GDRX_MAX_IOV) || ((iov == NULL) && (iovcnt > 0))) {
-        return UCS_ERR_INVALID_PARAM;
-    }
 
     for (i = 0; i < iovcnt; ++i) {
         local  = iov[i].memh;
@@ -238,6 +296,42 @@ static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
 
     uct_gdrx_iface_count(iface, UCT_GDRX_OP_ZCOPY, dir, total);
     return UCS_OK;
+}
+
+static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
+                                      const uct_iov_t *iov, size_t iovcnt,
+                                      uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
+    uct_gdrx_ep_local_key_t local;
+    ucs_status_t status;
+    size_t i, total;
+
+    if ((iovcnt > UCT_GDRX_MAX_IOV) || ((iov == NULL) && (iovcnt > 0))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (ucs_likely(rkey != UCT_INVALID_RKEY)) {
+        return uct_gdrx_ep_zcopy_iov(iface, dir, iov, iovcnt, remote_addr,
+                                     rkey);
+    }
+
+    for (i = 0, total = 0; i < iovcnt; ++i) {
+        total += iov[i].length * ucs_max(iov[i].count, 1u);
+    }
+    if (total == 0) {
+        return UCS_OK;
+    }
+
+    status = uct_gdrx_ep_key_by_address(iface, remote_addr, total, &local);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_gdrx_ep_zcopy_iov(iface, dir, iov, iovcnt, remote_addr,
+                                   (uintptr_t)&local.key);
+    uct_gdrx_ep_key_release(iface, &local);
+    return status;
 }
 
 ucs_status_t uct_gdrx_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,

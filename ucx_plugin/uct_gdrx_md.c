@@ -108,10 +108,13 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
 
     uct_gdrx_md_attr_base(attr);
-    /* zcopy needs the local memh: its buffer may be GPU memory */
+    /* zcopy needs the local memh: its buffer may be GPU memory.  No
+     * NEED_RKEY: keys are same-process only, and without one UCP skips a
+     * registration and key round trip per memtype copy (the endpoint finds
+     * the mapping by address); UCX 1.13's rendezvous pipelines even pass
+     * no key at all. */
     UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
-                                              UCT_MD_FLAG_NEED_MEMH |
-                                              UCT_MD_FLAG_NEED_RKEY;
+                                              UCT_MD_FLAG_NEED_MEMH;
     /* Host registration is a no-op the memtype endpoint requires. */
     UCT_GDRX_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA);
@@ -127,13 +130,9 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
     return UCS_OK;
 }
 
-static ucs_status_t uct_gdrx_md_mem_reg(uct_md_h tl_md, void *address,
-                                        size_t length, UCT_GDRX_MEM_REG_ARGS,
-                                        uct_mem_h *memh_p)
+ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
+                             unsigned reg_flags, uct_mem_h *memh_p)
 {
-    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
-    unsigned reg_flags = UCT_GDRX_MEM_REG_FLAGS;
-
     if (length == 0) {
         *memh_p = &uct_gdrx_empty_memh;
         return UCS_OK;
@@ -154,15 +153,8 @@ static ucs_status_t uct_gdrx_md_mem_reg(uct_md_h tl_md, void *address,
     return uct_gdrx_mem_reg_nocache(md, address, length, reg_flags, memh_p);
 }
 
-static ucs_status_t uct_gdrx_md_mem_dereg(uct_md_h tl_md,
-                                          const uct_md_mem_dereg_params_t *params)
+ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
 {
-    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
-    uct_gdrx_mem_t *mem;
-
-    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
-
-    mem = params->memh;
     if ((mem == &uct_gdrx_host_memh) || (mem == &uct_gdrx_empty_memh)) {
         return UCS_OK;
     }
@@ -175,16 +167,35 @@ static ucs_status_t uct_gdrx_md_mem_dereg(uct_md_h tl_md,
     return uct_gdrx_mem_dereg_nocache(md, mem);
 }
 
-static ucs_status_t uct_gdrx_md_mkey_pack(UCT_GDRX_MKEY_PACK_ARGS)
+void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key)
 {
-    const uct_gdrx_mem_t *mem = memh;
-    uct_gdrx_key_t *key       = rkey_buffer;
-
     key->kind    = mem->kind;
     key->pin_id  = mem->pin.id;
     key->dptr    = mem->dptr;
     key->length  = mem->length;
     key->cpu_ptr = (uintptr_t)mem->cpu_ptr;
+}
+
+static ucs_status_t uct_gdrx_md_mem_reg(uct_md_h tl_md, void *address,
+                                        size_t length, UCT_GDRX_MEM_REG_ARGS,
+                                        uct_mem_h *memh_p)
+{
+    return uct_gdrx_md_reg(ucs_derived_of(tl_md, uct_gdrx_md_t), address,
+                           length, UCT_GDRX_MEM_REG_FLAGS, memh_p);
+}
+
+static ucs_status_t uct_gdrx_md_mem_dereg(uct_md_h tl_md,
+                                          const uct_md_mem_dereg_params_t *params)
+{
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    return uct_gdrx_md_dereg(ucs_derived_of(tl_md, uct_gdrx_md_t),
+                             params->memh);
+}
+
+static ucs_status_t uct_gdrx_md_mkey_pack(UCT_GDRX_MKEY_PACK_ARGS)
+{
+    uct_gdrx_mem_pack_key(memh, rkey_buffer);
     return UCS_OK;
 }
 

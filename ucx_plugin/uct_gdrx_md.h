@@ -90,6 +90,11 @@ typedef struct uct_gdrx_md {
 
 /* uct_gdrx_md.c */
 ucs_status_t uct_gdrx_md_status(int err);
+/* mem_reg / mem_dereg of the MD (through the cache when there is one) */
+ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
+                             unsigned reg_flags, uct_mem_h *memh_p);
+ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key);
 
 /* uct_gdrx_mem.c: pin/map one range, and undo it */
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,

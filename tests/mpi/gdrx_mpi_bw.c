@@ -1,0 +1,131 @@
+/*
+ * gdrx_mpi_bw.c - two-rank streaming bandwidth (osu_bw's method and
+ * columns: rank 0 posts a window of non-blocking sends, rank 1 as many
+ * receives and then a 4-byte acknowledgement; MB/s with MB = 10^6 bytes)
+ * over host or device buffers, checking the data received.  With -c each
+ * message of a window lands in its own slot and every slot is checked.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mpi_bench.h"
+
+static MPI_Request reqs[1024];
+
+/* One window of `len`-byte messages; slot_stride 0: all into one buffer. */
+static void window(int rank, const struct mb_opts *o, struct mb_buf *s, struct mb_buf *r,
+                   size_t len, size_t slot_stride)
+{
+    char ack[4] = { 0 };
+
+    if (rank == 0) {
+        for (int w = 0; w < o->window; w++)
+            MPI_Isend(mb_buf_ptr(s), (int)len, MPI_CHAR, 1, 100, MPI_COMM_WORLD, &reqs[w]);
+        MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
+        MPI_Recv(ack, 4, MPI_CHAR, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        for (int w = 0; w < o->window; w++)
+            MPI_Irecv((char *)mb_buf_ptr(r) + (size_t)w * slot_stride, (int)len, MPI_CHAR, 0, 100,
+                      MPI_COMM_WORLD, &reqs[w]);
+        MPI_Waitall(o->window, reqs, MPI_STATUSES_IGNORE);
+        MPI_Send(ack, 4, MPI_CHAR, 0, 101, MPI_COMM_WORLD);
+    }
+}
+
+/* Rank 1: every slot of the window holds the pattern of `seed`. */
+static long check_slots(struct mb_buf *r, const struct mb_opts *o, size_t len, size_t stride,
+                        uint32_t seed)
+{
+    long bad = 0;
+
+    for (int w = 0; w < (stride ? o->window : 1) && bad >= 0; w++) {
+        struct mb_buf slot = *r;
+        slot.host = (char *)r->host + (size_t)w * stride;
+        slot.dptr = r->dptr ? r->dptr + (size_t)w * stride : 0;
+        long b = mb_check(&slot, len, seed, "rank 1 received");
+        bad = b < 0 ? -1 : bad + b;
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    struct mb_opts o;
+    struct mb_buf s, r;
+    int rank, size, rc = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", argv[0], size);
+        MPI_Finalize();
+        return 2;
+    }
+    if (mb_parse(argc, argv, &o, 1, rank)) {
+        MPI_Finalize();
+        return 2;
+    }
+    int dev = o.dev[rank];
+    size_t rlen = o.check_each ? o.max * (size_t)o.window : o.max;
+    int ok = !(dev && mb_cuda_init(rank)) && !mb_buf_alloc(&s, dev, o.max) &&
+             !mb_buf_alloc(&r, dev, rlen), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (rank == 0)
+            fprintf(stderr, "%s: buffer set-up failed\n", argv[0]);
+        MPI_Finalize();
+        return 3;
+    }
+    if (rank == 0)
+        mb_header("Bandwidth", &o, "Bandwidth (MB/s)");
+
+    for (size_t len = o.min; len <= o.max; len = mb_next_size(len)) {
+        size_t stride = o.check_each ? len : 0;
+        double elapsed = 0;
+        long bad = 0, all_bad;
+
+        if ((rank == 0 && mb_fill(&s, len, 7)) || (rank == 1 && mb_poison(&r, len)))
+            bad = -1;
+        for (int i = 0; i < o.warmup; i++)
+            window(rank, &o, &s, &r, len, 0);
+        for (int i = 0; i < o.iters && bad >= 0; i++) {
+            uint32_t seed = o.check_each ? 11 + (uint32_t)i : 7;
+            if (o.check_each &&
+                ((rank == 0 && mb_fill(&s, len, seed)) ||
+                 (rank == 1 && mb_poison(&r, len * (size_t)o.window)))) {
+                bad = -1;
+                break;
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            window(rank, &o, &s, &r, len, stride);
+            elapsed += MPI_Wtime() - t0;
+            if (rank == 1 && (o.check_each || i == o.iters - 1)) {
+                long b = check_slots(&r, &o, len, stride, seed);
+                bad = b < 0 ? -1 : bad + b;
+            }
+        }
+        bad = bad < 0 ? 1 : bad;
+        MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (all_bad) {
+            if (rank == 0)
+                fprintf(stderr, "%s: DATA ERROR at %zu bytes (%ld bad bytes)\n", argv[0], len,
+                        all_bad);
+            rc = 1;
+            break;
+        }
+        if (rank == 0) {
+            printf("%-10zu%20.2f\n", len, len * (double)o.window * o.iters / elapsed / 1e6);
+            fflush(stdout);
+        }
+    }
+    mb_buf_free(&s);
+    mb_buf_free(&r);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * mpi_bench.h - what gdrx's two-rank MPI benchmarks share: osu-style
+ * options, host or device buffers, and the data checks.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Options (as osu_latency / osu_bw take them):
+ *   -m MIN:MAX  message sizes, powers of two from MIN (0 allowed) to MAX
+ *   -i N        timed iterations per size        -x N  warm-up iterations
+ *   -w N        window (bandwidth only)          -c    check every message
+ *   H|D H|D     rank 0's and rank 1's buffer: host or device (CUDA) memory
+ * Without -c, every byte of the last message of each size is checked; with
+ * -c every message gets a fresh pattern and a poisoned receive buffer, and
+ * the time of that work is left out of the figures.
+ */
+#ifndef GDRX_MPI_BENCH_H
+#define GDRX_MPI_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tool_cuda.h"
+
+struct mb_opts {
+    size_t min, max;
+    int    iters, warmup, window;
+    int    check_each;
+    int    dev[2];       /* 1: rank i's buffers are device memory */
+};
+
+struct mb_buf {
+    int          dev;
+    size_t       len;
+    void        *host;   /* the host buffer, or the staging copy of a device one */
+    CUdeviceptr  dptr;
+};
+
+/* Parse argv; 0, or -1 after printing why (rank 0 only prints). */
+int mb_parse(int argc, char **argv, struct mb_opts *o, int window_allowed, int rank);
+
+/* CUDA for the device buffers (once per process, only if one is needed). */
+int mb_cuda_init(int rank);
+
+/* Allocate / free a buffer of len bytes (len 0 allowed). */
+int mb_buf_alloc(struct mb_buf *b, int dev, size_t len);
+void mb_buf_free(struct mb_buf *b);
+/* What to hand to MPI. */
+void *mb_buf_ptr(const struct mb_buf *b);
+
+/* Fill the first len bytes with the pattern of `seed`; poison them. */
+int mb_fill(struct mb_buf *b, size_t len, uint32_t seed);
+int mb_poison(struct mb_buf *b, size_t len);
+/* Number of the first len bytes that differ from the pattern of `seed`
+ * (-1 if they could not be read); prints the first bad offset. */
+long mb_check(struct mb_buf *b, size_t len, uint32_t seed, const char *what);
+
+/* Next size of the sweep after s (0 -> 1 -> 2 -> 4 ...). */
+size_t mb_next_size(size_t s);
+
+/* The header lines osu prints, with our buffer kinds. */
+void mb_header(const char *title, const struct mb_opts *o, const char *unit);
+
+#endif /* GDRX_MPI_BENCH_H */
