@@ -5,6 +5,7 @@
 #   build:        compiler, autotools, libtool, pkg-config, CUnit
 #   UCX:          libucx-dev and the UCX *source* of the installed version
 #                 (UCX's uninstalled internal headers), under /usr/src/ucx-VER
+#   MPI tests:    Open MPI (libopenmpi-dev, openmpi-bin), which uses that UCX
 #   kernel tests: qemu, busybox, the Debian kernel's headers and its image
 #                 (vmlinuz unpacked to /opt/gdrx-kernel; no bootloader change)
 #   nv-p2p.h:     the NVIDIA kernel *source* package, downloaded and unpacked
@@ -75,7 +76,7 @@ kpkg=linux-headers-amd64
 say "installing packages"
 $APT install --no-install-recommends \
     build-essential autoconf automake libtool pkg-config dpkg-dev xz-utils file \
-    libcunit1-dev libucx-dev ucx-utils \
+    libcunit1-dev libucx-dev ucx-utils libopenmpi-dev openmpi-bin \
     qemu-system-x86 busybox-static cpio kmod "$kpkg" >/dev/null
 
 # The kernel the qemu tests boot is the one the headers belong to (not the

@@ -225,6 +225,24 @@ AC_DEFUN([GDRX_CHECK_QEMU], [
               [config/deps.sh installs qemu, busybox-static and the kernel image])
 ])
 
+dnl Open MPI (mpicc's flags, mpirun) for tests/mpi, with the UCX transport.
+AC_DEFUN([GDRX_CHECK_MPI], [
+    AC_PATH_PROG([MPICC], [mpicc], [])
+    AC_PATH_PROG([MPIRUN], [mpirun], [])
+    gdrx_mpi_why=""
+    AS_IF([test "x$gdrx_have_ucx" != xyes], [gdrx_mpi_why="no UCX transport"],
+          [test -z "$MPICC" || test -z "$MPIRUN"], [gdrx_mpi_why="mpicc or mpirun not found"],
+          [MPI_CFLAGS=$($MPICC --showme:compile 2>/dev/null) &&
+           MPI_LIBS=$($MPICC --showme:link 2>/dev/null)], [],
+          [gdrx_mpi_why="$MPICC is not Open MPI's (no --showme)"])
+    AC_SUBST([MPI_CFLAGS])
+    AC_SUBST([MPI_LIBS])
+    AS_IF([test -z "$gdrx_mpi_why"], [gdrx_have_mpi=yes], [gdrx_have_mpi=no])
+    AM_CONDITIONAL([HAVE_MPI], [test "x$gdrx_have_mpi" = xyes])
+    GDRX_PART([MPI tests (Open MPI)], [$gdrx_have_mpi], [$gdrx_mpi_why],
+              [config/deps.sh installs libopenmpi-dev and openmpi-bin])
+])
+
 AC_DEFUN([GDRX_INSTALL_DIRS], [
     AC_ARG_WITH([udevrulesdir],
         [AS_HELP_STRING([--with-udevrulesdir=DIR], [udev rules @<:@PREFIX/lib/udev/rules.d@:>@])],
