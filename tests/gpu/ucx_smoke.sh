@@ -22,33 +22,17 @@ LOG=${OUT:-/tmp}/ucx_smoke.txt
 BACKEND=${GDRX_BACKEND:-nvrm}
 
 main() {
-    local rc=0 ver flags m v cunit_lib
+    local rc=0 ver cunit_lib
     [ -x "$B/gdrx-copylat" ] || bash "$SRC/tests/gpu/build.sh" "$B" || return 1
 
-    # The release and the ABI-relevant build macros, from the tree's config.h
-    # (what configure's gdrx_deps.m4 takes from it).
-    # (config.h says only "1.16"; the plugin records major.minor.release)
-    ver=${UCX_VERSION:-$(sed -n 's/^#define UCP_API_MAJOR *\([0-9]*\)/\1/p' \
-          "$UCX_SRC/src/ucp/api/ucp_version.h").$(sed -n \
-          's/^#define UCP_API_MINOR *\([0-9]*\)/\1/p' "$UCX_SRC/src/ucp/api/ucp_version.h").0}
-    flags=
-    for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS \
-             UCS_MAX_LOG_LEVEL; do
-        v=$(sed -n "s/^#define $m \(.*\)/\1/p" "$UCX_SRC/config.h")
-        [ -n "$v" ] && flags="$flags -D$m=$v"
-    done
-    echo "== UCX $ver from $UCX_LIBDIR, headers of $UCX_SRC,$flags"
+    local P="$B/ucx_plugin/.libs" T="$B/tests/ucx" built
+    mkdir -p "$T"
+    built=$(bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" "$P") || return 1
+    ver=$(echo "$built" | sed -n 's/^UCX_VERSION=//p')
+    local UCXF LIBS="-L$UCX_LIBDIR -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0"
+    UCXF=$(echo "$built" | sed -n 's/^UCXF=//p')
+    echo "== UCX $ver from $UCX_LIBDIR, headers of $UCX_SRC ($UCXF)"
     cunit_lib=$(dirname "$(find "$CUNIT" -name 'libcunit.so' | head -n1)")
-
-    local P="$B/ucx_plugin/.libs" T="$B/tests/ucx"
-    mkdir -p "$P" "$T"
-    local UCXF="-isystem $UCX_SRC/src -isystem $UCX_SRC $flags"
-    local LIBS="-L$UCX_LIBDIR -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0"
-    # shellcheck disable=SC2086 # flag lists
-    gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter \
-        -Wno-cast-function-type -I"$SRC/libgdr/include" $UCXF \
-        -DGDRX_UCX_BUILD_VERSION="\"$ver\"" "$SRC"/ucx_plugin/*.c -o "$P/libuct_gdrx.so.0" \
-        -Wl,-soname,libuct_gdrx.so.0 -L"$B" -lgdrx $LIBS -ldl -pthread -Wl,-rpath,"$B" || return 1
     # shellcheck disable=SC2086
     for prog in test_uct bench_uct; do
         gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -I"$SRC/libgdr/include" \
