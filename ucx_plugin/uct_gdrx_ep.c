@@ -113,7 +113,18 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr)
 {
     uct_gdrx_ep_local_key_t local;
+    uct_gdrx_key_t key;
     ucs_status_t status;
+
+    if (iface->keycache.enabled &&
+        uct_gdrx_keycache_find(&iface->keycache, remote_addr, length, &key)) {
+        if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
+                                        (uintptr_t)&key) == UCS_OK)) {
+            return UCS_OK;
+        }
+        /* revoked or unpinned since: libgdrx refused it, nothing copied */
+        uct_gdrx_keycache_drop(&iface->keycache, key.pin_id);
+    }
 
     status = uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
     if (status != UCS_OK) {
@@ -122,6 +133,9 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
 
     status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
                               (uintptr_t)&local.key);
+    if ((status == UCS_OK) && iface->keycache.enabled) {
+        uct_gdrx_keycache_add(&iface->keycache, &local.key);
+    }
     uct_gdrx_ep_key_release(iface, &local);
     return status;
 }

@@ -10,6 +10,7 @@
 #endif
 
 #include "uct_gdrx_iface.h"
+#include "uct_gdrx_events.h"
 #include "uct_gdrx_ep.h"
 
 #include <limits.h>
@@ -249,6 +250,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
 {
     const uct_gdrx_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gdrx_iface_config_t);
+    uct_gdrx_md_t *gdrx_md = ucs_derived_of(md, uct_gdrx_md_t);
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gdrx_iface_ops,
                               &uct_gdrx_iface_internal_ops, md, worker, params,
@@ -278,6 +280,11 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
     self->overhead              = config->overhead;
     memset(self->counters, 0, sizeof(self->counters));
+    /* Only where libgdrx itself revokes pins at CUDA frees (its events are
+     * bridged), and pins outlive a copy (the cache keeps them) */
+    uct_gdrx_keycache_init(&self->keycache,
+                           (gdrx_md->rcache != NULL) &&
+                           (gdrx_md->events_state == UCT_GDRX_EVENTS_BRIDGED));
     return UCS_OK;
 }
 

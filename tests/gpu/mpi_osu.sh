@@ -4,7 +4,8 @@
 # programs, two ranks on one GPU, with
 #   - the distribution's UCX (no CUDA): UCX_TLS=sm,gdrx, the plugin preloaded;
 #   - a CUDA-enabled UCX: sm,cuda_copy (baseline), sm,cuda_copy,gdrx, sm,gdrx.
-# "mps" starts the MPS daemon first (and stops it at the end).
+# "mps" starts the MPS daemon first (and stops it at the end); "mixed" runs
+# the CUDA-enabled UCX with and without gdrx at UCX_PROTO_INFO=y.
 # Everything third-party comes from the environment (never from this tree):
 #   OSU_DIR       folder with osu_latency and osu_bw (built with CUDA)
 #   MPI_PROGS     folder with gdrx_mpi_latency and gdrx_mpi_bw (tests/mpi)
@@ -76,23 +77,29 @@ if [ "$MODE" = mps ]; then
     nvidia-cuda-mps-control -d && echo "MPS daemon started" | tee -a "$O/summary.txt"
 fi
 
-if [ "$MODE" = mps ]; then
+if [ "$MODE" = mixed ]; then
+    # Where sm,cuda_copy,gdrx differs from sm,cuda_copy: protocols and counters.
+    ITERS=200
+    EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-dd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "D D"
+    EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-dd-cuda_copy      cuda sm,cuda_copy      "D D"
+    EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-hd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "H D"
+elif [ "$MODE" = mps ]; then
     lat mps-lat-dd-cuda_copy         cuda sm,cuda_copy      "D D"
-    lat mps-lat-dd-cuda_copy+gdrx    cuda sm,cuda_copy,gdrx "D D"
+    lat mps-lat-dd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "D D"
     lat mps-lat-dd-gdrx-sys          sys  sm,gdrx           "D D"
     bw  mps-bw-dd-cuda_copy          cuda sm,cuda_copy      "D D"
-    bw  mps-bw-dd-cuda_copy+gdrx     cuda sm,cuda_copy,gdrx "D D"
+    bw  mps-bw-dd-cuda_copy_gdrx     cuda sm,cuda_copy,gdrx "D D"
     echo quit | nvidia-cuda-mps-control
 else
     lat lat-dd-gdrx-sys          sys  sm,gdrx           "D D"
     lat lat-hd-gdrx-sys          sys  sm,gdrx           "H D"
     lat lat-dd-cuda_copy         cuda sm,cuda_copy      "D D"
-    lat lat-dd-cuda_copy+gdrx    cuda sm,cuda_copy,gdrx "D D"
+    lat lat-dd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "D D"
     lat lat-dd-gdrx-cuda         cuda sm,gdrx           "D D"
     lat lat-hd-cuda_copy         cuda sm,cuda_copy      "H D"
-    lat lat-hd-cuda_copy+gdrx    cuda sm,cuda_copy,gdrx "H D"
+    lat lat-hd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "H D"
     bw  bw-dd-gdrx-sys           sys  sm,gdrx           "D D"
-    bw  bw-dd-cuda_copy+gdrx     cuda sm,cuda_copy,gdrx "D D"
+    bw  bw-dd-cuda_copy_gdrx     cuda sm,cuda_copy,gdrx "D D"
     bw  bw-hd-gdrx-sys           sys  sm,gdrx           "H D"
     # Our own programs: every byte of every message checked on the real GPU.
     run own-lat-dd-checked sys sm,gdrx "$MPI_PROGS/gdrx_mpi_latency" -m 0:4M -i 20 -x 2 -c D D
@@ -102,4 +109,5 @@ else
     EXTRA="-x UCX_PROTO_INFO=y" UCX_PROTO_INFO=y \
         run proto-info cuda sm,cuda_copy,gdrx "$OSU_DIR/osu_latency" -d cuda -m 8:8 -i 100 D D
 fi
+tar -czf "$O/results.tgz" -C "$O" --exclude results.tgz . 2>/dev/null
 exit $rc

@@ -118,6 +118,60 @@ static void test_free_realloc_no_events(void)
     ut_free_realloc("n", "cache_check buffer-id");
 }
 
+/* Key-less copies (UCP's memory-type copies pass no remote key): with
+ * libgdrx's events the interface remembers recent mappings (a second copy
+ * registers nothing), and after CUDA frees the buffer and hands its address
+ * out again a copy still lands in the new allocation, never the old one. */
+static void ut_keyless_free_realloc(const char *mem_events)
+{
+    struct ut_uct u;
+    CUdeviceptr d, d2;
+    uint8_t buf[512], got[9], want[9];
+    int remembered;
+
+    setenv("UCX_GDRX_MEM_EVENTS", mem_events, 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(1 << 21)) != 0);
+    tc_fill(d, 1 << 21, 1);
+    tc_pattern(buf, sizeof(buf), 5);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, UCT_INVALID_RKEY), UCS_OK);
+    CU_ASSERT(tc_check(d + 9, sizeof(buf), 5));
+    tc_pattern(buf, sizeof(buf), 6);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, UCT_INVALID_RKEY), UCS_OK);
+    CU_ASSERT(tc_check(d + 9, sizeof(buf), 6));
+    tc_pattern(want, sizeof(want), 1);
+    CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, got, sizeof(got), d, UCT_INVALID_RKEY), UCS_OK);
+    CU_ASSERT_EQUAL(memcmp(got, want, sizeof(got)), 0);
+
+    tc_free(d);
+    d2 = tc_alloc(1 << 21);
+    CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
+    tc_fill(d2, 1 << 21, 2);
+    tc_pattern(buf, sizeof(buf), 7);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d2 + 9, UCT_INVALID_RKEY), UCS_OK);
+    CU_ASSERT(tc_check(d2 + 9, sizeof(buf), 7));
+    CU_ASSERT(tc_check(d2, 9, 2));
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    remembered = ut_stats_has(u.stats, "events_source bridged");
+    /* registrations: one per allocation when remembered, else one per copy */
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), remembered ? 2 : 4);
+    tc_free(d2);
+}
+
+static void test_keyless_free_realloc_events(void)
+{
+    ut_keyless_free_realloc("y");
+}
+
+static void test_keyless_free_realloc_no_events(void)
+{
+    ut_keyless_free_realloc("n");
+}
+
 static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
 {
     (void)type;
@@ -176,6 +230,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_eviction_limit),
     GDRX_TEST_CASE(test_free_realloc_events),
     GDRX_TEST_CASE(test_free_realloc_no_events),
+    GDRX_TEST_CASE(test_keyless_free_realloc_events),
+    GDRX_TEST_CASE(test_keyless_free_realloc_no_events),
     GDRX_TEST_CASE(test_events_source),
     GDRX_TEST_END
 };
