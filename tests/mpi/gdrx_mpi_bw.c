@@ -55,39 +55,17 @@ int main(int argc, char **argv)
 {
     struct mb_opts o;
     struct mb_buf s, r;
-    int rank, size, rc = 0;
+    int rank, rc;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", argv[0], size);
-        MPI_Finalize();
-        return 2;
-    }
-    if (mb_parse(argc, argv, &o, 1, rank)) {
-        MPI_Finalize();
-        return 2;
-    }
-    int dev = o.dev[rank];
-    size_t rlen = o.check_each ? o.max * (size_t)o.window : o.max;
-    int ok = !(dev && mb_cuda_init(rank)) && !mb_buf_alloc(&s, dev, o.max) &&
-             !mb_buf_alloc(&r, dev, rlen), all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) {
-        if (rank == 0)
-            fprintf(stderr, "%s: buffer set-up failed\n", argv[0]);
-        MPI_Finalize();
-        return 3;
-    }
+    if ((rc = mb_start(&argc, &argv, 1, &o, &s, &r, &rank)) != 0)
+        return rc;
     if (rank == 0)
         mb_header("Bandwidth", &o, "Bandwidth (MB/s)");
 
     for (size_t len = o.min; len <= o.max; len = mb_next_size(len)) {
         size_t stride = o.check_each ? len : 0;
         double elapsed = 0;
-        long bad = 0, all_bad;
+        long bad = 0;
 
         if ((rank == 0 && mb_fill(&s, len, 7)) || (rank == 1 && mb_poison(&r, len)))
             bad = -1;
@@ -110,22 +88,13 @@ int main(int argc, char **argv)
                 bad = b < 0 ? -1 : bad + b;
             }
         }
-        bad = bad < 0 ? 1 : bad;
-        MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        if (all_bad) {
-            if (rank == 0)
-                fprintf(stderr, "%s: DATA ERROR at %zu bytes (%ld bad bytes)\n", argv[0], len,
-                        all_bad);
-            rc = 1;
+        if ((rc = mb_verdict(bad, len, argv[0], rank)) != 0)
             break;
-        }
         if (rank == 0) {
             printf("%-10zu%20.2f\n", len, len * (double)o.window * o.iters / elapsed / 1e6);
             fflush(stdout);
         }
     }
-    mb_buf_free(&s);
-    mb_buf_free(&r);
-    MPI_Finalize();
+    mb_finish(&s, &r);
     return rc;
 }

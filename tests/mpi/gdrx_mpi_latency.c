@@ -45,37 +45,16 @@ int main(int argc, char **argv)
 {
     struct mb_opts o;
     struct mb_buf s, r;
-    int rank, size, rc = 0;
+    int rank, rc;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", argv[0], size);
-        MPI_Finalize();
-        return 2;
-    }
-    if (mb_parse(argc, argv, &o, 0, rank)) {
-        MPI_Finalize();
-        return 2;
-    }
-    int dev = o.dev[rank];
-    int ok = !(dev && mb_cuda_init(rank)) && !mb_buf_alloc(&s, dev, o.max) &&
-             !mb_buf_alloc(&r, dev, o.max), all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) {
-        if (rank == 0)
-            fprintf(stderr, "%s: buffer set-up failed\n", argv[0]);
-        MPI_Finalize();
-        return 3;
-    }
+    if ((rc = mb_start(&argc, &argv, 0, &o, &s, &r, &rank)) != 0)
+        return rc;
     if (rank == 0)
         mb_header("Latency", &o, "Latency (us)");
 
     for (size_t len = o.min; len <= o.max; len = mb_next_size(len)) {
         double elapsed = 0;
-        long bad = 0, all_bad;
+        long bad = 0;
 
         /* The pattern the last message is checked against. */
         if (mb_fill(&s, len, 2 + (uint32_t)rank) || mb_poison(&r, len))
@@ -97,22 +76,13 @@ int main(int argc, char **argv)
                                                                    "rank 0 received");
             bad = (bad < 0 || b < 0) ? -1 : b;
         }
-        bad = bad < 0 ? 1 : bad;
-        MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        if (all_bad) {
-            if (rank == 0)
-                fprintf(stderr, "%s: DATA ERROR at %zu bytes (%ld bad bytes)\n", argv[0], len,
-                        all_bad);
-            rc = 1;
+        if ((rc = mb_verdict(bad, len, argv[0], rank)) != 0)
             break;
-        }
         if (rank == 0) {
             printf("%-10zu%20.2f\n", len, elapsed * 1e6 / (2.0 * o.iters));
             fflush(stdout);
         }
     }
-    mb_buf_free(&s);
-    mb_buf_free(&r);
-    MPI_Finalize();
+    mb_finish(&s, &r);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "mpi_bench.h"
 
 #include <errno.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,4 +199,57 @@ void mb_header(const char *title, const struct mb_opts *o, const char *unit)
            cuda_ready && cu.simulated ? " (simulated GPU)" : "");
     printf("%-10s%20s\n", "# Size", unit);
     fflush(stdout);
+}
+
+int mb_start(int *argc, char ***argv, int window_allowed, struct mb_opts *o,
+             struct mb_buf *s, struct mb_buf *r, int *rank)
+{
+    const char *prog = (*argv)[0];
+    int size, ok, all_ok;
+
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", prog, size);
+        MPI_Finalize();
+        return 2;
+    }
+    if (mb_parse(*argc, *argv, o, window_allowed, *rank)) {
+        MPI_Finalize();
+        return 2;
+    }
+    int dev = o->dev[*rank];
+    size_t slots = (window_allowed && o->check_each) ? (size_t)o->window : 1;
+    ok = !(dev && mb_cuda_init(*rank)) && !mb_buf_alloc(s, dev, o->max) &&
+         !mb_buf_alloc(r, dev, o->max * slots);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: buffer set-up failed\n", prog);
+        MPI_Finalize();
+        return 3;
+    }
+    return 0;
+}
+
+void mb_finish(struct mb_buf *s, struct mb_buf *r)
+{
+    mb_buf_free(s);
+    mb_buf_free(r);
+    MPI_Finalize();
+}
+
+int mb_verdict(long bad, size_t len, const char *prog, int rank)
+{
+    long all_bad;
+
+    bad = bad < 0 ? 1 : bad;
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (!all_bad)
+        return 0;
+    if (rank == 0)
+        fprintf(stderr, "%s: DATA ERROR at %zu bytes (%ld bad bytes)\n", prog, len, all_bad);
+    return 1;
 }

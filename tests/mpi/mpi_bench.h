@@ -38,6 +38,17 @@ struct mb_buf {
 /* Parse argv; 0, or -1 after printing why (rank 0 only prints). */
 int mb_parse(int argc, char **argv, struct mb_opts *o, int window_allowed, int rank);
 
+/* MPI_Init, exactly two ranks, the options, and this rank's buffers (send:
+ * o->max bytes; receive: o->max per slot, one slot, or a window's worth
+ * for a bandwidth run with -c).  0, or an exit status (MPI finalized). */
+int mb_start(int *argc, char ***argv, int window_allowed, struct mb_opts *o,
+             struct mb_buf *s, struct mb_buf *r, int *rank);
+/* Free the buffers and MPI_Finalize. */
+void mb_finish(struct mb_buf *s, struct mb_buf *r);
+/* 0 if no rank saw a bad byte at this size (bad < 0: could not check);
+ * else 1, after rank 0 said so. */
+int mb_verdict(long bad, size_t len, const char *prog, int rank);
+
 /* CUDA for the device buffers (once per process, only if one is needed). */
 int mb_cuda_init(int rank);
 
