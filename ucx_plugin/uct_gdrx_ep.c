@@ -112,18 +112,22 @@ static ucs_status_t
 uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr)
 {
+    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
     uct_gdrx_ep_local_key_t local;
-    uct_gdrx_key_t key;
+    uct_gdrx_mem_t *held;
     ucs_status_t status;
 
-    if (iface->keycache.enabled &&
-        uct_gdrx_keycache_find(&iface->keycache, remote_addr, length, &key)) {
-        if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
-                                        (uintptr_t)&key) == UCS_OK)) {
-            return UCS_OK;
+    if (iface->keycache.enabled) {
+        held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
+        if (held != NULL) {
+            uct_gdrx_mem_pack_key(held, &local.key);
+            if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
+                                            (uintptr_t)&local.key) == UCS_OK)) {
+                return UCS_OK;
+            }
+            /* CUDA freed it: libgdrx revoked the pin, nothing was copied */
+            uct_gdrx_keycache_drop(&iface->keycache, md, held);
         }
-        /* revoked or unpinned since: libgdrx refused it, nothing copied */
-        uct_gdrx_keycache_drop(&iface->keycache, key.pin_id);
     }
 
     status = uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
@@ -133,10 +137,12 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
 
     status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
                               (uintptr_t)&local.key);
-    if ((status == UCS_OK) && iface->keycache.enabled) {
-        uct_gdrx_keycache_add(&iface->keycache, &local.key);
+    if ((status == UCS_OK) && iface->keycache.enabled &&
+        (local.mem->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
+        uct_gdrx_keycache_add(&iface->keycache, md, local.mem);
+    } else {
+        uct_gdrx_ep_key_release(iface, &local);
     }
-    uct_gdrx_ep_key_release(iface, &local);
     return status;
 }
 

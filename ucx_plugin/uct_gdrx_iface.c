@@ -18,6 +18,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
+#include <uct/base/uct_worker.h>
 
 
 /* Defaults from the H200 measurements in docs/performance.md: a store to the
@@ -281,15 +282,19 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->overhead              = config->overhead;
     memset(self->counters, 0, sizeof(self->counters));
     /* Only where libgdrx itself revokes pins at CUDA frees (its events are
-     * bridged), and pins outlive a copy (the cache keeps them) */
+     * bridged) and one thread at a time drives this interface */
     uct_gdrx_keycache_init(&self->keycache,
                            (gdrx_md->rcache != NULL) &&
-                           (gdrx_md->events_state == UCT_GDRX_EVENTS_BRIDGED));
+                           (gdrx_md->events_state == UCT_GDRX_EVENTS_BRIDGED) &&
+                           (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode !=
+                            UCS_THREAD_MODE_MULTI));
     return UCS_OK;
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gdrx_iface_t)
 {
+    uct_gdrx_keycache_cleanup(&self->keycache,
+                              ucs_derived_of(self->super.md, uct_gdrx_md_t));
     uct_gdrx_iface_dump_counters(self);
 }
 

@@ -5,12 +5,14 @@
  *
  * UCP's memory-type copies come without a remote key (the MD does not ask
  * for one): the endpoint finds the mapping by address.  A hit here skips
- * the registration cache's lookup and reference count.  An entry is a copy
- * of a key, never a reference: a pin unpinned or revoked since is refused
- * by libgdrx's copy (handle generation, revocation, bounds), and the caller
- * then drops the entry and asks the MD.  Entries are read under a sequence
- * count, so a reader never mixes the fields of two keys.  Used only where
- * libgdrx itself revokes pins when CUDA frees their memory.
+ * the registration cache's lookup and its lock.  Each entry holds its
+ * registration (a reference on the cache region), so nothing unpins or
+ * unmaps it while the interface may copy through it.  When CUDA frees the
+ * memory, libgdrx revokes the pin and refuses the copy before touching
+ * anything; the endpoint then drops the entry and asks the MD again.  No
+ * locks: used only where one thread at a time drives the interface (a
+ * worker not in UCS_THREAD_MODE_MULTI), and only where libgdrx itself
+ * revokes pins at CUDA frees.
  */
 #ifndef UCT_GDRX_KEYCACHE_H
 #define UCT_GDRX_KEYCACHE_H
@@ -21,33 +23,29 @@
 #define UCT_GDRX_KEYCACHE_SIZE 4
 
 
-typedef struct uct_gdrx_keycache_entry {
-    uint64_t seq;      /* odd while written; 0: never filled */
-    uint64_t pin_id;
-    uint64_t dptr;
-    uint64_t length;
-    uint64_t cpu_ptr;
-} uct_gdrx_keycache_entry_t;
-
-
 typedef struct uct_gdrx_keycache {
-    int                       enabled;
-    unsigned                  next;   /* round-robin victim */
-    uct_gdrx_keycache_entry_t entry[UCT_GDRX_KEYCACHE_SIZE];
+    int            enabled;
+    unsigned       next;                         /* round-robin victim */
+    uct_gdrx_mem_t *mem[UCT_GDRX_KEYCACHE_SIZE]; /* held; NULL: empty */
 } uct_gdrx_keycache_t;
 
 
 void uct_gdrx_keycache_init(uct_gdrx_keycache_t *cache, int enabled);
 
-/* 1 and a consistent copy of the key whose range holds [addr, addr+length). */
-int uct_gdrx_keycache_find(uct_gdrx_keycache_t *cache, uint64_t addr,
-                           size_t length, uct_gdrx_key_t *key);
+/* Release every registration the cache holds. */
+void uct_gdrx_keycache_cleanup(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md);
 
-/* Remember a mapped key (a writer that loses a race just skips). */
-void uct_gdrx_keycache_add(uct_gdrx_keycache_t *cache,
-                           const uct_gdrx_key_t *key);
+/* The held registration whose range holds [addr, addr+length), or NULL. */
+uct_gdrx_mem_t *uct_gdrx_keycache_find(uct_gdrx_keycache_t *cache,
+                                       uint64_t addr, size_t length);
 
-/* Forget every entry of this pin. */
-void uct_gdrx_keycache_drop(uct_gdrx_keycache_t *cache, uint64_t pin_id);
+/* Keep a mapped registration: the cache takes over the caller's reference
+ * (and releases its victim's). */
+void uct_gdrx_keycache_add(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md,
+                           uct_gdrx_mem_t *mem);
+
+/* Forget and release a held registration (its copies were refused). */
+void uct_gdrx_keycache_drop(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md,
+                            uct_gdrx_mem_t *mem);
 
 #endif

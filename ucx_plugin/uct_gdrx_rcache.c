@@ -136,10 +136,13 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
             return UCS_OK;
         }
 
+        /* out of the cache, then our own reference: the region goes (and
+         * its pin with it) as soon as nobody else holds it */
         __atomic_fetch_add(&md->counters.stale_drops, 1, __ATOMIC_RELAXED);
         ucs_rcache_region_invalidate(md->rcache, rregion,
                                      (ucs_rcache_invalidate_comp_func_t)
                                      ucs_empty_function, NULL);
+        ucs_rcache_region_put(md->rcache, rregion);
     }
 
     return UCS_ERR_IO_ERROR;

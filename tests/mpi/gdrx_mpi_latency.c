@@ -25,20 +25,33 @@ static void round_trip(int rank, struct mb_buf *s, struct mb_buf *r, size_t len)
     }
 }
 
-/* Fresh pattern to send (seed per rank and iteration), poisoned receive
- * buffer; after the round trip, the check of what arrived. */
-static long checked_round_trip(int rank, struct mb_buf *s, struct mb_buf *r, size_t len,
-                               uint32_t seed, double *elapsed)
-{
-    const char *what = rank ? "rank 1 received" : "rank 0 received";
+static const char *const received[2] = { "rank 0 received", "rank 1 received" };
 
+/* This rank sends the pattern of `seed` (per rank) into a poisoned peer
+ * buffer; a rank whose GPU copies fail ends the job (mb_abort). */
+static void prepare(int rank, struct mb_buf *s, struct mb_buf *r, size_t len, uint32_t seed)
+{
     if (mb_fill(s, len, seed * 2 + (uint32_t)rank) || mb_poison(r, len))
-        return -1;
+        mb_abort(rank, "filling the buffers");
+}
+
+/* What arrived in r: bad bytes against the peer's pattern of `seed`. */
+static long check(int rank, struct mb_buf *r, size_t len, uint32_t seed)
+{
+    long bad = mb_check(r, len, seed * 2 + (uint32_t)!rank, received[rank]);
+
+    if (bad < 0)
+        mb_abort(rank, "reading the receive buffer");
+    return bad;
+}
+
+/* One timed round trip (the barrier before it is not timed). */
+static double timed_round_trip(int rank, struct mb_buf *s, struct mb_buf *r, size_t len)
+{
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     round_trip(rank, s, r, len);
-    *elapsed += MPI_Wtime() - t0;
-    return mb_check(r, len, seed * 2 + (uint32_t)!rank, what);
+    return MPI_Wtime() - t0;
 }
 
 int main(int argc, char **argv)
@@ -56,25 +69,25 @@ int main(int argc, char **argv)
         double elapsed = 0;
         long bad = 0;
 
-        /* The pattern the last message is checked against. */
-        if (mb_fill(&s, len, 2 + (uint32_t)rank) || mb_poison(&r, len))
-            bad = -1;
+        prepare(rank, &s, &r, len, 2);
         for (int i = 0; i < o.warmup; i++)
             round_trip(rank, &s, &r, len);
         if (o.check_each) {
-            for (int i = 0; i < o.iters && bad >= 0; i++) {
-                long b = checked_round_trip(rank, &s, &r, len, 3 + (uint32_t)i, &elapsed);
-                bad = b < 0 ? -1 : bad + b;
+            for (int i = 0; i < o.iters; i++) {
+                prepare(rank, &s, &r, len, 3 + (uint32_t)i);
+                elapsed += timed_round_trip(rank, &s, &r, len);
+                bad += check(rank, &r, len, 3 + (uint32_t)i);
             }
         } else {
+            /* all but the last back to back; the last into a poisoned buffer */
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (int i = 0; i < o.iters; i++)
+            for (int i = 0; i < o.iters - 1; i++)
                 round_trip(rank, &s, &r, len);
             elapsed = MPI_Wtime() - t0;
-            long b = mb_check(&r, len, 2 + (uint32_t)!rank, rank ? "rank 1 received" :
-                                                                   "rank 0 received");
-            bad = (bad < 0 || b < 0) ? -1 : b;
+            prepare(rank, &s, &r, len, 1);
+            elapsed += timed_round_trip(rank, &s, &r, len);
+            bad = check(rank, &r, len, 1);
         }
         if ((rc = mb_verdict(bad, len, argv[0], rank)) != 0)
             break;

@@ -133,7 +133,7 @@ int mb_buf_alloc(struct mb_buf *b, int dev, size_t len)
 
 void mb_buf_free(struct mb_buf *b)
 {
-    if (b->dev && b->dptr)
+    if (b->dev && b->dptr && cuda_ready)
         cu.MemFree(b->dptr);
     free(b->host);
     memset(b, 0, sizeof(*b));
@@ -222,16 +222,24 @@ int mb_start(int *argc, char ***argv, int window_allowed, struct mb_opts *o,
     }
     int dev = o->dev[*rank];
     size_t slots = (window_allowed && o->check_each) ? (size_t)o->window : 1;
+    memset(s, 0, sizeof(*s));
+    memset(r, 0, sizeof(*r));
     ok = !(dev && mb_cuda_init(*rank)) && !mb_buf_alloc(s, dev, o->max) &&
          !mb_buf_alloc(r, dev, o->max * slots);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
         if (*rank == 0)
             fprintf(stderr, "%s: buffer set-up failed\n", prog);
-        MPI_Finalize();
+        mb_finish(s, r);
         return 3;
     }
     return 0;
+}
+
+void mb_abort(int rank, const char *what)
+{
+    fprintf(stderr, "rank %d: %s failed: cannot go on\n", rank, what);
+    MPI_Abort(MPI_COMM_WORLD, 4);
 }
 
 void mb_finish(struct mb_buf *s, struct mb_buf *r)

@@ -9,9 +9,10 @@
  *   -i N        timed iterations per size        -x N  warm-up iterations
  *   -w N        window (bandwidth only)          -c    check every message
  *   H|D H|D     rank 0's and rank 1's buffer: host or device (CUDA) memory
- * Without -c, every byte of the last message of each size is checked; with
- * -c every message gets a fresh pattern and a poisoned receive buffer, and
- * the time of that work is left out of the figures.
+ * Without -c, the receive buffer is poisoned before the last timed message
+ * and every byte of that message is checked; with -c every message gets a
+ * fresh pattern and a poisoned receive buffer.  The time of that work is
+ * left out of the figures.
  */
 #ifndef GDRX_MPI_BENCH_H
 #define GDRX_MPI_BENCH_H
@@ -43,6 +44,9 @@ int mb_parse(int argc, char **argv, struct mb_opts *o, int window_allowed, int r
  * for a bandwidth run with -c).  0, or an exit status (MPI finalized). */
 int mb_start(int *argc, char ***argv, int window_allowed, struct mb_opts *o,
              struct mb_buf *s, struct mb_buf *r, int *rank);
+/* A rank that cannot go on (CUDA failed under it): say so and end the
+ * job, rather than leave the peer waiting in a send or receive. */
+void mb_abort(int rank, const char *what);
 /* Free the buffers and MPI_Finalize. */
 void mb_finish(struct mb_buf *s, struct mb_buf *r);
 /* 0 if no rank saw a bad byte at this size (bad < 0: could not check);

@@ -30,7 +30,9 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
     FILE *p;
     int status;
 
-    snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getpid());
+    /* one file per suite run (cases run in children of the suite's
+     * process, which removes it at the end) */
+    snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getppid());
     unlink(stats);
     ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
     ut_build_path(exe, sizeof(exe), prog);
@@ -49,8 +51,16 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
     if (p == NULL) {
         return -1;
     }
-    while ((n + 1 < sizeof(out)) && !feof(p)) {
-        n += fread(out + n, 1, sizeof(out) - n - 1, p);
+    /* keep the first part; read the rest to the end so mpirun never
+     * blocks on (or dies of) a full pipe */
+    for (;;) {
+        char spill[4096];
+        size_t got = (n + 1 < sizeof(out)) ? fread(out + n, 1, sizeof(out) - n - 1, p) :
+                                             fread(spill, 1, sizeof(spill), p);
+        if (got == 0) {
+            break;
+        }
+        n += (n + 1 < sizeof(out)) ? got : 0;
     }
     out[n] = '\0';
     status = pclose(p);
@@ -204,6 +214,11 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
+    int rc;
+
     setenv("GDRX_BACKEND", "dmabuf", 0);
-    return gdrx_test_main(argc, argv, suites);
+    rc = gdrx_test_main(argc, argv, suites);
+    snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getpid());
+    unlink(stats);
+    return rc;
 }

@@ -104,6 +104,7 @@ static void ut_free_realloc(const char *mem_events, const char *expect_mode)
     CU_ASSERT(tc_check(d2, 9, 2));
     ut_close(&u);
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), 2); /* the stale one too */
     CU_ASSERT(ut_stats_has(u.stats, expect_mode));
     tc_free(d2);
 }
@@ -156,7 +157,9 @@ static void ut_keyless_free_realloc(const char *mem_events)
     CU_ASSERT(tc_check(d2, 9, 2));
     ut_close(&u);
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), 2); /* nothing held after close */
     remembered = ut_stats_has(u.stats, "events_source bridged");
+    CU_ASSERT_EQUAL(remembered, !strcmp(mem_events, "y")); /* the sim has no UCX hooks */
     /* registrations: one per allocation when remembered, else one per copy */
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), remembered ? 2 : 4);
     tc_free(d2);
