@@ -18,7 +18,8 @@ tests_mpi_gdrx_mpi_bw_LDADD         = $(GDRX_MPI_PROG_LDADD)
 check_PROGRAMS += tests/mpi/test_mpi
 GDRX_SUITES    += tests/mpi/test_mpi
 tests_mpi_test_mpi_SOURCES  = tests/mpi/test_mpi.c
-tests_mpi_test_mpi_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/ucx -DGDRX_MPIRUN='"$(MPIRUN)"'
+tests_mpi_test_mpi_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/ucx -DGDRX_MPIRUN='"$(MPIRUN)"' \
+	-DGDRX_UCX_LIBDIR='"$(UCX_LIBDIR)"'
 tests_mpi_test_mpi_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_mpi_test_mpi_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_mpi_test_mpi_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)

@@ -1,7 +1,8 @@
 /*
  * test_mpi.c - gdrx under Open MPI, as users run it: two ranks, pml ucx,
  * the plugin preloaded, GPU buffers on the simulated GPU (any CPU access to
- * them faults).  The programs check every byte they receive (-c); gdrx's
+ * them faults; Open MPI uses the UCX gdrx was built for, first on
+ * LD_LIBRARY_PATH).  The programs check every byte they receive (-c); gdrx's
  * counters prove that the copies went through gdrx; UCX_MEMTYPE_CACHE is
  * left at its default.
  *
@@ -39,13 +40,14 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
     snprintf(cmd, sizeof(cmd),
              "env -u UCX_MEMTYPE_CACHE OMPI_ALLOW_RUN_AS_ROOT=1 "
              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_PRELOAD='%s%s%s' "
+             "LD_LIBRARY_PATH=\"%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\" "
              "UCX_TLS=%s UCX_GDRX_STATS_DUMP=%s ASAN_OPTIONS=detect_leaks=0 "
              "'%s' -np 2 --oversubscribe --bind-to none --allow-run-as-root "
              "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any "
              "--mca btl self,vader "
              "-x LD_PRELOAD -x LD_LIBRARY_PATH -x UCX_TLS -x UCX_GDRX_STATS_DUMP "
              "-x GDRX_BACKEND -x ASAN_OPTIONS %s '%s' %s 2>&1",
-             (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", plugin, tls, stats,
+             (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", plugin, GDRX_UCX_LIBDIR, tls, stats,
              GDRX_MPIRUN, extra, exe, args);
     p = popen(cmd, "r");
     if (p == NULL) {
