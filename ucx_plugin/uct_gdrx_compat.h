@@ -86,6 +86,16 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_MEM_ATTR_FIELD(_name) UCT_MD_MEM_ATTR_FIELD_##_name
 #endif
 
+/* mem_query: per-buffer memory flags (UCP asks for them) since 1.22. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_MEM_ATTR_SET_FLAGS(_attr) \
+    if ((_attr)->field_mask & UCT_MD_MEM_ATTR_V2_FIELD_MEM_FLAGS) { \
+        (_attr)->mem_flags = UCS_MEM_FLAG_REGISTRABLE; \
+    }
+#else
+#  define UCT_GDRX_MEM_ATTR_SET_FLAGS(_attr)
+#endif
+
 /* component.rkey_unpack: a params struct was added in 1.19. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 19)
 #  define UCT_GDRX_RKEY_UNPACK_ARGS \
@@ -168,8 +178,8 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw) \
     if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH) { \
-        (_perf_attr)->path_bandwidth.dedicated = 0; \
-        (_perf_attr)->path_bandwidth.shared    = (_bw); \
+        (_perf_attr)->path_bandwidth.dedicated = (_bw); \
+        (_perf_attr)->path_bandwidth.shared    = 0; \
     } \
     if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_FLAGS) { \
         (_perf_attr)->flags = 0; \

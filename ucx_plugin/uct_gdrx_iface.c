@@ -134,8 +134,11 @@ static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
      * plans with the write speed for reads (estimate_perf is per op). */
     attr->latency             = ucs_linear_func_make(
                                     iface->lat[UCT_GDRX_DIR_GET], 0);
-    attr->bandwidth.dedicated = 0;
-    attr->bandwidth.shared    = iface->bw[UCT_GDRX_DIR_GET];
+    /* Dedicated, not shared: every process copies through its own mapping,
+     * and UCP would divide a shared figure by the processes per node (then
+     * gdrx lost the memory-type lane to cuda_copy under mpirun) */
+    attr->bandwidth.dedicated = iface->bw[UCT_GDRX_DIR_GET];
+    attr->bandwidth.shared    = 0;
     attr->overhead            = iface->overhead;
     attr->priority            = 0;
     return UCS_OK;
@@ -164,8 +167,8 @@ static ucs_status_t uct_gdrx_iface_estimate_perf(uct_iface_h tl_iface,
     uct_gdrx_dir_t dir      = uct_gdrx_iface_op_dir(perf_attr);
 
     if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_BANDWIDTH) {
-        perf_attr->bandwidth.dedicated = 0;
-        perf_attr->bandwidth.shared    = iface->bw[dir];
+        perf_attr->bandwidth.dedicated = iface->bw[dir];
+        perf_attr->bandwidth.shared    = 0;
     }
     if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD) {
         perf_attr->send_pre_overhead = iface->overhead;

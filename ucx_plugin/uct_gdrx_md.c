@@ -252,6 +252,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(ALLOC_LENGTH)) {
         mem_attr->alloc_length = info.size;
     }
+    UCT_GDRX_MEM_ATTR_SET_FLAGS(mem_attr);
     return UCS_OK;
 }
 
