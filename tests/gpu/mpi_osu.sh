@@ -83,6 +83,10 @@ if [ "$MODE" = mixed ]; then
     EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-dd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "D D"
     EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-dd-cuda_copy      cuda sm,cuda_copy      "D D"
     EXTRA="-x UCX_PROTO_INFO=y" lat mixed-lat-hd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "H D"
+    ITERS=1000
+    lat mixed-lat-dd-gdrx-sys  sys  sm,gdrx           "D D"
+    bw  mixed-bw-dd-cuda_copy  cuda sm,cuda_copy      "D D"
+    bw  mixed-bw-dd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "D D"
 elif [ "$MODE" = mps ]; then
     lat mps-lat-dd-cuda_copy         cuda sm,cuda_copy      "D D"
     lat mps-lat-dd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "D D"
