@@ -10,6 +10,7 @@
 #endif
 
 #include "uct_gdrx_ep.h"
+#include "uct_gdrx_dma.h"
 
 #include <errno.h>
 #include <string.h>
@@ -225,10 +226,56 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
     return status;
 }
 
+/* GPU to host memory, for zcopy: the GPU's copy engine from the interface's
+ * DMA threshold on, once libgdrx confirmed the pin is live (a zero-length
+ * copy checks the handle, revocation and the address); else, or where CUDA
+ * cannot, CPU reads through the mapping. */
+static ucs_status_t uct_gdrx_ep_read(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
+                                     void *dst, const void *mapped,
+                                     uint64_t dptr, size_t length)
+{
+    int ret;
+
+    if ((length >= iface->dma_thresh) &&
+        (gdrx_copy_from_mapping(pin, dst, mapped, 0) == 0) &&
+        (uct_gdrx_dma_from_device(dst, dptr, length) == UCS_OK)) {
+        uct_gdrx_iface_count(iface, UCT_GDRX_OP_DMA, UCT_GDRX_DIR_GET, length);
+        return UCS_OK;
+    }
+
+    ret = gdrx_copy_from_mapping(pin, dst, mapped, length);
+    if (ucs_unlikely(ret != 0)) {
+        return (ret == -ESTALE) ? UCS_ERR_INVALID_ADDR : uct_gdrx_md_status(ret);
+    }
+    return UCS_OK;
+}
+
+/* A zcopy part from the key's GPU range into host memory. */
+static ucs_status_t uct_gdrx_ep_get_large(uct_gdrx_iface_t *iface,
+                                          void *buffer, size_t length,
+                                          uint64_t remote_addr, uct_rkey_t rkey)
+{
+    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    gdrx_pin_t pin;
+
+    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (remote_addr < key->dptr) ||
+        (length > key->length) || (remote_addr - key->dptr > key->length - length)) {
+        return uct_gdrx_ep_copy(UCT_GDRX_DIR_GET, buffer, length, remote_addr,
+                                rkey); /* host key, or the range error */
+    }
+
+    pin.id = key->pin_id;
+    return uct_gdrx_ep_read(iface, pin, buffer,
+                            (void*)(uintptr_t)(key->cpu_ptr +
+                                               (remote_addr - key->dptr)),
+                            remote_addr, length);
+}
+
 /* A zcopy's local buffer may be device memory registered with gdrx (UCP's
  * rendezvous puts from a GPU buffer into a host one): copy through its
  * mapping, bouncing through the stack when both sides are on a GPU. */
-static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_dir_t dir,
+static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
+                                           uct_gdrx_dir_t dir,
                                            const uct_gdrx_mem_t *local,
                                            uint8_t *buffer, size_t length,
                                            uint64_t remote_addr,
@@ -248,11 +295,12 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_dir_t dir,
     }
 
     mapped = (uint8_t*)local->cpu_ptr + (laddr - local->dptr);
+    if ((key->kind == UCT_GDRX_MEM_KIND_HOST) && (dir == UCT_GDRX_DIR_PUT)) {
+        return uct_gdrx_ep_read(iface, local->pin, (void*)(uintptr_t)remote_addr,
+                                mapped, laddr, length);
+    }
     if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
-        ret = (dir == UCT_GDRX_DIR_PUT) ?
-              gdrx_copy_from_mapping(local->pin, (void*)(uintptr_t)remote_addr,
-                                     mapped, length) :
-              gdrx_copy_to_mapping(local->pin, mapped,
+        ret = gdrx_copy_to_mapping(local->pin, mapped,
                                    (void*)(uintptr_t)remote_addr, length);
         return uct_gdrx_md_status(ret);
     }
@@ -299,9 +347,14 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
         for (n = 0; n < ucs_max(iov[i].count, 1u); ++n) {
             if ((local != UCT_MEM_HANDLE_NULL) &&
                 (local->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
-                status = uct_gdrx_ep_copy_local(dir, local, buffer + n * stride,
+                status = uct_gdrx_ep_copy_local(iface, dir, local,
+                                                buffer + n * stride,
                                                 iov[i].length,
                                                 remote_addr + total, rkey);
+            } else if (dir == UCT_GDRX_DIR_GET) {
+                status = uct_gdrx_ep_get_large(iface, buffer + n * stride,
+                                               iov[i].length,
+                                               remote_addr + total, rkey);
             } else {
                 status = uct_gdrx_ep_copy(dir, buffer + n * stride,
                                           iov[i].length, remote_addr + total,

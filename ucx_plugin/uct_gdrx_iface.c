@@ -49,13 +49,21 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
     {"OVERHEAD", "20ns", "CPU overhead of starting one copy.",
      ucs_offsetof(uct_gdrx_iface_config_t, overhead), UCS_CONFIG_TYPE_TIME},
 
+    {"DMA_THRESH", "64k",
+     "GPU-to-host zcopy parts of this size and larger are moved by the GPU's\n"
+     "copy engine (cuMemcpyDtoH in the caller's current CUDA context) instead\n"
+     "of CPU reads through the BAR (near 1 GB/s); inf: never.",
+     ucs_offsetof(uct_gdrx_iface_config_t, dma_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {NULL}
 };
 
 static const char *uct_gdrx_op_names[UCT_GDRX_OP_LAST] = {
     [UCT_GDRX_OP_SHORT] = "short",
     [UCT_GDRX_OP_BCOPY] = "bcopy",
-    [UCT_GDRX_OP_ZCOPY] = "zcopy"
+    [UCT_GDRX_OP_ZCOPY] = "zcopy",
+    [UCT_GDRX_OP_DMA]   = "dma"
 };
 
 static const char *uct_gdrx_dir_names[UCT_GDRX_DIR_LAST] = {
@@ -283,6 +291,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->bw[UCT_GDRX_DIR_PUT]  = config->put_bw;
     self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
     self->overhead              = config->overhead;
+    self->dma_thresh            = config->dma_thresh;
     memset(self->counters, 0, sizeof(self->counters));
     /* Only where libgdrx itself revokes pins at CUDA frees (its events are
      * bridged) and one thread at a time drives this interface */

@@ -25,6 +25,7 @@ typedef enum uct_gdrx_op {
     UCT_GDRX_OP_SHORT,
     UCT_GDRX_OP_BCOPY,
     UCT_GDRX_OP_ZCOPY,
+    UCT_GDRX_OP_DMA,   /**< a zcopy's bytes moved by the copy engine */
     UCT_GDRX_OP_LAST
 } uct_gdrx_op_t;
 
@@ -49,6 +50,7 @@ typedef struct uct_gdrx_iface_config {
     double             put_bw;
     double             get_bw;
     double             overhead;
+    size_t             dma_thresh;
 } uct_gdrx_iface_config_t;
 
 
@@ -59,6 +61,8 @@ typedef struct uct_gdrx_iface {
     double                lat[UCT_GDRX_DIR_LAST];
     double                bw[UCT_GDRX_DIR_LAST];
     double                overhead;
+    size_t                dma_thresh; /**< GPU-to-host copies from this size
+                                           go to the GPU's copy engine */
     uct_gdrx_op_counter_t counters[UCT_GDRX_OP_LAST][UCT_GDRX_DIR_LAST];
     uct_gdrx_keycache_t   keycache; /**< key-less copies' recent mappings */
 } uct_gdrx_iface_t;

@@ -8,7 +8,7 @@ GDRX_UCX_TEST_LIBS = $(top_builddir)/tests/ucx/libut_uct.la \
 	$(top_builddir)/tests/libgdr/libtcuda.la $(top_builddir)/libgdr/libgdrx.la \
 	$(GDRX_TEST_LIBS) $(UCX_LIBS) $(UCP_LIBS) $(DL_LIBS) -lpthread
 # UCX_LIBDIR may hold another UCX than the system's (1.16, 1.22 builds).
-GDRX_UCX_TEST_LDFLAGS = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
+GDRX_UCX_TEST_LINK = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
 
 check_LTLIBRARIES += tests/ucx/libut_uct.la
 tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c
@@ -21,7 +21,7 @@ tests_ucx_test_uct_SOURCES  = tests/ucx/test_uct.c
 tests_ucx_test_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_rcache
@@ -30,7 +30,7 @@ tests_ucx_test_rcache_SOURCES  = tests/ucx/test_rcache.c
 tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_ucp
@@ -39,7 +39,7 @@ tests_ucx_test_ucp_SOURCES  = tests/ucx/test_ucp.c
 tests_ucx_test_ucp_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_ucp_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 # Benchmark, not a test: `make check` builds it, nobody runs it there.
@@ -48,7 +48,7 @@ tests_ucx_bench_uct_SOURCES  = tests/ucx/bench_uct.c
 tests_ucx_bench_uct_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_bench_uct_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_bench_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_bench_uct_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+tests_ucx_bench_uct_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 # ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
@@ -59,7 +59,7 @@ tests_ucx_test_tools_SOURCES  = tests/ucx/test_tools.c
 tests_ucx_test_tools_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DGDRX_UCX_INFO='"$(UCX_INFO)"'
 tests_ucx_test_tools_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_tools_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_tools_LDFLAGS  = $(GDRX_UCX_TEST_LDFLAGS)
+tests_ucx_test_tools_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_tools_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
 	tests/ucx/libuct_gdrx_wrongver.la
 

@@ -88,7 +88,9 @@ static size_t ut_next_size(size_t s)
     return (s >= UT_MAX) ? UT_MAX - 1 : s;
 }
 
-static void ut_sizes(enum ut_op op)
+/* dma: UCX_GDRX_DMA_THRESH for the run (GPU-to-host zcopy parts from that
+ * size on go to the copy engine). */
+static void ut_sizes(enum ut_op op, const char *dma)
 {
     struct ut_uct u;
     struct ut_reg r;
@@ -99,6 +101,7 @@ static void ut_sizes(enum ut_op op)
     long count;
 
     setenv("UCX_GDRX_SEG_SIZE", "64k", 1);
+    setenv("UCX_GDRX_DMA_THRESH", dma, 1);
     /* Buffers are allocated after the MD opened, as after MPI_Init: the
      * nvrm backend learns of allocations from its first gdrx_open on. */
     if (tc_setup(0) != 0) {
@@ -134,15 +137,63 @@ static void ut_sizes(enum ut_op op)
                        op == UT_BCOPY ? "iface put_bcopy" : "iface put_zcopy",
                        "count");
     CU_ASSERT_EQUAL(count, seed - 1);
+    count = ut_counter(u.stats, "iface get_dma", "count");
+    if (!strcmp(dma, "inf")) {
+        CU_ASSERT_EQUAL(count, 0);
+    } else {
+        /* zcopy gets of 4 KiB and more: the odd sizes from 4097 up, 64 KiB */
+        CU_ASSERT(op == UT_ZCOPY ? count >= 10 : count == 0);
+    }
     tc_free(d);
     free(host);
     free(want);
     free(got);
 }
 
-static void test_short_sizes(void) { ut_sizes(UT_SHORT); }
-static void test_bcopy_sizes(void) { ut_sizes(UT_BCOPY); }
-static void test_zcopy_sizes(void) { ut_sizes(UT_ZCOPY); }
+static void test_short_sizes(void) { ut_sizes(UT_SHORT, "4k"); }
+static void test_bcopy_sizes(void) { ut_sizes(UT_BCOPY, "4k"); }
+static void test_zcopy_sizes(void) { ut_sizes(UT_ZCOPY, "inf"); }
+static void test_zcopy_sizes_dma(void) { ut_sizes(UT_ZCOPY, "4k"); }
+
+/* A key kept after CUDA freed its buffer: no copy through it, by the CPU
+ * or by the copy engine, even with a new allocation at the same address. */
+static void test_dma_refuses_freed(void)
+{
+    const size_t len = 64 * 1024;
+    uint8_t *host = malloc(len), *want = malloc(len + 64);
+    uct_iov_t iov = {host, len, NULL, 0, 1};
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d, d2;
+
+    setenv("UCX_GDRX_DMA_THRESH", "4k", 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(1 << 20)) != 0);
+    tc_fill(d, 1 << 20, 4);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 1 << 20, &r), UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, d + 64, r.rkey.rkey, NULL), UCS_OK);
+    tc_pattern(want, len + 64, 4);
+    CU_ASSERT_EQUAL(memcmp(host, want + 64, len), 0);
+    tc_free(d);
+    CU_ASSERT_FATAL((d2 = tc_alloc(1 << 20)) != 0);
+    if (tsim.set_va_reuse) {
+        CU_ASSERT_EQUAL(d2, d); /* the sim hands the address out again */
+    }
+    tc_fill(d2, 1 << 20, 5);
+    memset(host, 0x5a, len);
+    CU_ASSERT_NOT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, d + 64, r.rkey.rkey, NULL), UCS_OK);
+    CU_ASSERT_EQUAL(host[0], 0x5a);
+    CU_ASSERT_EQUAL(host[len - 1], 0x5a);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
+    tc_free(d2);
+    free(host);
+    free(want);
+}
 
 static void test_bad_params(void)
 {
@@ -310,6 +361,8 @@ static const struct gdrx_test_case data_cases[] = {
     GDRX_TEST_CASE(test_short_sizes),
     GDRX_TEST_CASE(test_bcopy_sizes),
     GDRX_TEST_CASE(test_zcopy_sizes),
+    GDRX_TEST_CASE(test_zcopy_sizes_dma),
+    GDRX_TEST_CASE(test_dma_refuses_freed),
     GDRX_TEST_CASE(test_host_memory),
     GDRX_TEST_CASE(test_bad_params),
     GDRX_TEST_CASE(test_pin_failure),
