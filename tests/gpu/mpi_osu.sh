@@ -87,6 +87,16 @@ if [ "$MODE" = mixed ]; then
     lat mixed-lat-dd-gdrx-sys  sys  sm,gdrx           "D D"
     bw  mixed-bw-dd-cuda_copy  cuda sm,cuda_copy      "D D"
     bw  mixed-bw-dd-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "D D"
+elif [ "$MODE" = tune ]; then
+    # sm,cuda_copy,gdrx above the eager sizes, with gdrx's knobs varied.
+    ITERS=200
+    MAXSIZE=4194304
+    EXTRA="-x UCX_PROTO_INFO=y" lat tune-default cuda sm,cuda_copy,gdrx "D D"
+    grep -h -A12 'ucp_tag_send\*(fast-completion) from cuda' "$O/tune-default.txt" |
+        cut -c37- | head -n 14 | tee -a "$O/summary.txt"
+    EXTRA="-x UCX_GDRX_DETECT_MEM_TYPES=n" lat tune-nodetect cuda sm,cuda_copy,gdrx "D D"
+    EXTRA="-x UCX_GDRX_GET_BW=100MBs -x UCX_GDRX_PUT_BW=1000MBs" \
+        lat tune-lowbw cuda sm,cuda_copy,gdrx "D D"
 elif [ "$MODE" = mps ]; then
     lat mps-lat-dd-cuda_copy         cuda sm,cuda_copy      "D D"
     lat mps-lat-dd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "D D"
