@@ -155,6 +155,49 @@ static void test_bcopy_sizes(void) { ut_sizes(UT_BCOPY, "4k"); }
 static void test_zcopy_sizes(void) { ut_sizes(UT_ZCOPY, "inf"); }
 static void test_zcopy_sizes_dma(void) { ut_sizes(UT_ZCOPY, "4k"); }
 
+/* UCP's rendezvous puts from a registered GPU buffer (the local memh) into
+ * host memory (a host key): below DMA_THRESH the CPU reads, from it on the
+ * copy engine; the data is the GPU's either way. */
+static void test_zcopy_local_gpu_to_host(void)
+{
+    static const size_t sizes[] = {1000, 128 * 1024 + 3};
+    const size_t max = 128 * 1024 + 3;
+    uint8_t *host = malloc(max), *want = malloc(max + 7);
+    struct ut_uct u;
+    struct ut_reg dev, hst;
+    CUdeviceptr d;
+    size_t i;
+
+    setenv("UCX_GDRX_DMA_THRESH", "64k", 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(max + 7)) != 0);
+    tc_fill(d, max + 7, 9);
+    tc_pattern(want, max + 7, 9);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, max + 7, &dev), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, host, max, &hst), UCS_OK);
+    for (i = 0; i < 2; ++i) {
+        uct_iov_t iov = {(void*)(d + 7), sizes[i], dev.memh, 0, 1};
+        memset(host, 0x5a, max);
+        CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, (uintptr_t)host, hst.rkey.rkey, NULL),
+                        UCS_OK);
+        CU_ASSERT_EQUAL(memcmp(host, want + 7, sizes[i]), 0);
+        if (sizes[i] < max) {
+            CU_ASSERT_EQUAL(host[sizes[i]], 0x5a);
+        }
+    }
+    ut_dereg(&u, &hst);
+    ut_dereg(&u, &dev);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface put_zcopy", "count"), 2);
+    tc_free(d);
+    free(host);
+    free(want);
+}
+
 /* A key kept after CUDA freed its buffer: no copy through it, by the CPU
  * or by the copy engine, even with a new allocation at the same address. */
 static void test_dma_refuses_freed(void)
@@ -363,6 +406,7 @@ static const struct gdrx_test_case data_cases[] = {
     GDRX_TEST_CASE(test_zcopy_sizes),
     GDRX_TEST_CASE(test_zcopy_sizes_dma),
     GDRX_TEST_CASE(test_dma_refuses_freed),
+    GDRX_TEST_CASE(test_zcopy_local_gpu_to_host),
     GDRX_TEST_CASE(test_host_memory),
     GDRX_TEST_CASE(test_bad_params),
     GDRX_TEST_CASE(test_pin_failure),
