@@ -43,8 +43,7 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
         return UCS_OK; /* nothing to reach, whatever the key */
     }
 
-    if ((remote_addr < key->dptr) || (length > key->length) ||
-        (remote_addr - key->dptr > key->length - length)) {
+    if (!uct_gdrx_range_holds(key->dptr, key->length, remote_addr, length)) {
         ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
                   "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
                   key->dptr, key->length);
@@ -114,20 +113,19 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr)
 {
     uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
+    const uct_gdrx_keycache_entry_t *held;
     uct_gdrx_ep_local_key_t local;
-    uct_gdrx_mem_t *held;
     ucs_status_t status;
 
     if (iface->keycache.enabled) {
         held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
         if (held != NULL) {
-            uct_gdrx_mem_pack_key(held, &local.key);
             if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
-                                            (uintptr_t)&local.key) == UCS_OK)) {
+                                            (uintptr_t)&held->key) == UCS_OK)) {
                 return UCS_OK;
             }
             /* CUDA freed it: libgdrx revoked the pin, nothing was copied */
-            uct_gdrx_keycache_drop(&iface->keycache, md, held);
+            uct_gdrx_keycache_drop(&iface->keycache, md, held->mem);
         }
     }
 
@@ -258,8 +256,8 @@ static ucs_status_t uct_gdrx_ep_get_large(uct_gdrx_iface_t *iface,
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
     gdrx_pin_t pin;
 
-    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (remote_addr < key->dptr) ||
-        (length > key->length) || (remote_addr - key->dptr > key->length - length)) {
+    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) ||
+        !uct_gdrx_range_holds(key->dptr, key->length, remote_addr, length)) {
         return uct_gdrx_ep_copy(UCT_GDRX_DIR_GET, buffer, length, remote_addr,
                                 rkey); /* host key, or the range error */
     }
@@ -289,8 +287,7 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
     size_t done, chunk;
     int ret;
 
-    if ((laddr < local->dptr) || (length > local->length) ||
-        (laddr - local->dptr > local->length - length)) {
+    if (!uct_gdrx_range_holds(local->dptr, local->length, laddr, length)) {
         return UCS_ERR_OUT_OF_RANGE;
     }
 

@@ -24,24 +24,25 @@ void uct_gdrx_keycache_cleanup(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md)
     unsigned i;
 
     for (i = 0; i < UCT_GDRX_KEYCACHE_SIZE; ++i) {
-        if (cache->mem[i] != NULL) {
-            uct_gdrx_md_dereg(md, cache->mem[i]);
-            cache->mem[i] = NULL;
+        if (cache->entry[i].mem != NULL) {
+            uct_gdrx_md_dereg(md, cache->entry[i].mem);
+            cache->entry[i].mem = NULL;
         }
     }
 }
 
-uct_gdrx_mem_t *uct_gdrx_keycache_find(uct_gdrx_keycache_t *cache,
-                                       uint64_t addr, size_t length)
+const uct_gdrx_keycache_entry_t *
+uct_gdrx_keycache_find(const uct_gdrx_keycache_t *cache, uint64_t addr,
+                       size_t length)
 {
-    uct_gdrx_mem_t *mem;
+    const uct_gdrx_keycache_entry_t *e;
     unsigned i;
 
     for (i = 0; i < UCT_GDRX_KEYCACHE_SIZE; ++i) {
-        mem = cache->mem[i];
-        if ((mem != NULL) && (addr >= mem->dptr) && (length <= mem->length) &&
-            (addr - mem->dptr <= mem->length - length)) {
-            return mem;
+        e = &cache->entry[i];
+        if ((e->mem != NULL) &&
+            uct_gdrx_range_holds(e->key.dptr, e->key.length, addr, length)) {
+            return e;
         }
     }
     return NULL;
@@ -50,12 +51,14 @@ uct_gdrx_mem_t *uct_gdrx_keycache_find(uct_gdrx_keycache_t *cache,
 void uct_gdrx_keycache_add(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md,
                            uct_gdrx_mem_t *mem)
 {
-    unsigned i = cache->next++ % UCT_GDRX_KEYCACHE_SIZE;
+    uct_gdrx_keycache_entry_t *e = &cache->entry[cache->next++ %
+                                                 UCT_GDRX_KEYCACHE_SIZE];
 
-    if (cache->mem[i] != NULL) {
-        uct_gdrx_md_dereg(md, cache->mem[i]);
+    if (e->mem != NULL) {
+        uct_gdrx_md_dereg(md, e->mem);
     }
-    cache->mem[i] = mem;
+    e->mem = mem;
+    uct_gdrx_mem_pack_key(mem, &e->key);
 }
 
 void uct_gdrx_keycache_drop(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md,
@@ -64,8 +67,8 @@ void uct_gdrx_keycache_drop(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md,
     unsigned i;
 
     for (i = 0; i < UCT_GDRX_KEYCACHE_SIZE; ++i) {
-        if (cache->mem[i] == mem) {
-            cache->mem[i] = NULL;
+        if (cache->entry[i].mem == mem) {
+            cache->entry[i].mem = NULL;
             uct_gdrx_md_dereg(md, mem);
         }
     }

@@ -23,10 +23,16 @@
 #define UCT_GDRX_KEYCACHE_SIZE 4
 
 
+typedef struct uct_gdrx_keycache_entry {
+    uct_gdrx_mem_t *mem; /* held; NULL: empty */
+    uct_gdrx_key_t key;  /* its key, packed once */
+} uct_gdrx_keycache_entry_t;
+
+
 typedef struct uct_gdrx_keycache {
-    int            enabled;
-    unsigned       next;                         /* round-robin victim */
-    uct_gdrx_mem_t *mem[UCT_GDRX_KEYCACHE_SIZE]; /* held; NULL: empty */
+    int                       enabled;
+    unsigned                  next; /* round-robin victim */
+    uct_gdrx_keycache_entry_t entry[UCT_GDRX_KEYCACHE_SIZE];
 } uct_gdrx_keycache_t;
 
 
@@ -35,9 +41,10 @@ void uct_gdrx_keycache_init(uct_gdrx_keycache_t *cache, int enabled);
 /* Release every registration the cache holds. */
 void uct_gdrx_keycache_cleanup(uct_gdrx_keycache_t *cache, uct_gdrx_md_t *md);
 
-/* The held registration whose range holds [addr, addr+length), or NULL. */
-uct_gdrx_mem_t *uct_gdrx_keycache_find(uct_gdrx_keycache_t *cache,
-                                       uint64_t addr, size_t length);
+/* The entry whose range holds [addr, addr+length), or NULL. */
+const uct_gdrx_keycache_entry_t *
+uct_gdrx_keycache_find(const uct_gdrx_keycache_t *cache, uint64_t addr,
+                       size_t length);
 
 /* Keep a mapped registration: the cache takes over the caller's reference
  * (and releases its victim's). */

@@ -51,6 +51,15 @@ typedef struct uct_gdrx_key {
 } UCS_S_PACKED uct_gdrx_key_t;
 
 
+/* 1 if [addr, addr + length) lies inside [base, base + size), without
+ * overflow (every range check of keys and registrations). */
+static UCS_F_ALWAYS_INLINE int
+uct_gdrx_range_holds(uint64_t base, uint64_t size, uint64_t addr, size_t length)
+{
+    return (addr >= base) && (length <= size) && (addr - base <= size - length);
+}
+
+
 /* Counters of the MD, dumped at close when UCX_GDRX_STATS_DUMP asks. */
 typedef struct uct_gdrx_md_counters {
     uint64_t            reg_calls;   /**< device mem_reg calls */

@@ -304,3 +304,25 @@ uint64_t gdrx_test_rand(uint64_t *state)
     *state = x;
     return x * 0x2545F4914F6CDD1Dull;
 }
+
+int gdrx_test_capture(const char *cmd, char *out, size_t size)
+{
+    char spill[4096];
+    size_t n = 0, got;
+    FILE *p = popen(cmd, "r");
+
+    if (!p)
+        return -1;
+    if (!out || !size) {
+        pclose(p);
+        return -1;
+    }
+    do {
+        got = (n + 1 < size) ? fread(out + n, 1, size - n - 1, p)
+                             : fread(spill, 1, sizeof(spill), p);
+        if (n + 1 < size)
+            n += got;
+    } while (got != 0);
+    out[n] = '\0';
+    return pclose(p);
+}

@@ -70,6 +70,14 @@ struct gdrx_test_rerun {
  */
 void gdrx_test_rerun(const char *const *env, const char *filter, struct gdrx_test_rerun *r);
 
+/*
+ * Run cmd with the shell and keep the start of what it writes to stdout
+ * (add 2>&1 for stderr) in out, NUL-terminated; the rest is read and
+ * dropped, so the command never blocks on a full pipe.  Returns the wait
+ * status (pclose), or -1 if the command could not be started.
+ */
+int gdrx_test_capture(const char *cmd, char *out, size_t size);
+
 /* Seconds a case may run before it is killed and failed:
  * GDRX_TEST_TIMEOUT if it is a positive number, else 60. */
 unsigned gdrx_test_timeout(void);

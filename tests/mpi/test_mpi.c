@@ -27,8 +27,6 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
     char plugin[512], exe[512], cmd[4096];
-    size_t n = 0;
-    FILE *p;
     int status;
 
     /* one file per suite run (cases run in children of the suite's
@@ -49,24 +47,8 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
              "-x GDRX_BACKEND -x ASAN_OPTIONS %s '%s' %s 2>&1",
              (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", plugin, GDRX_UCX_LIBDIR, tls, stats,
              GDRX_MPIRUN, extra, exe, args);
-    p = popen(cmd, "r");
-    if (p == NULL) {
-        return -1;
-    }
-    /* keep the first part; read the rest to the end so mpirun never
-     * blocks on (or dies of) a full pipe */
-    for (;;) {
-        char spill[4096];
-        size_t got = (n + 1 < sizeof(out)) ? fread(out + n, 1, sizeof(out) - n - 1, p) :
-                                             fread(spill, 1, sizeof(spill), p);
-        if (got == 0) {
-            break;
-        }
-        n += (n + 1 < sizeof(out)) ? got : 0;
-    }
-    out[n] = '\0';
-    status = pclose(p);
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
+    status = gdrx_test_capture(cmd, out, sizeof(out));
+    if ((status == -1) || !WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
         if (!quiet) {
             fprintf(stderr, "    %s %s said:\n%s\n", prog, args, out);
         }

@@ -24,8 +24,6 @@ static int ut_ucx_info(const char *dir, const char *rel, const char *args,
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
     char plugin[512], env[1024], cmd[2048];
-    size_t n = 0;
-    FILE *p;
 
     /* a sanitized plugin in LD_PRELOAD needs its runtime first */
     if (rel != NULL) {
@@ -38,15 +36,7 @@ static int ut_ucx_info(const char *dir, const char *rel, const char *args,
     }
     snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR %s '%s' %s "
              "2>&1", dir, env, GDRX_UCX_INFO, args);
-    p = popen(cmd, "r");
-    if (p == NULL) {
-        return -1;
-    }
-    while ((n + 1 < size) && !feof(p)) {
-        n += fread(out + n, 1, size - n - 1, p);
-    }
-    out[n] = '\0';
-    return pclose(p);
+    return gdrx_test_capture(cmd, out, size);
 }
 
 static char ut_out[1 << 20];
