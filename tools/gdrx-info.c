@@ -1,130 +1,121 @@
 /*
- * gdrx-info - what gdrx sees on this machine: library version, CPU
- * features and the copy variants chosen, which backends open (and the
- * error of those that do not), and the visible GPUs.
+ * gdrx-info - what a user runs first: the NVIDIA driver, the GPUs and their
+ * BAR1, which gdrx backends work and why the others do not (with the fix),
+ * the copy routines chosen, and the UCX found with whether the gdrx
+ * transport loads into it.  Exit status 0 when a backend works, 1 when none
+ * does, 2 for a bad command line (gdrx-info(1)).
  *
  * SPDX-License-Identifier: MIT
  *
  * CPU features and per-variant support come from the copy engine's own
  * detection code (linked in from libgdr/src/copy, the same code libgdrx
- * runs); everything else goes through the public API and dlopen'ed CUDA.
+ * runs); the backends are probed through the public API.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
 
+#include "config.h"
 #include "copy.h"
 #include "cpu_features.h"
 #include "gdrx.h"
-#include "tool_cuda.h"
+#include "info.h"
 #include "tool_sys.h"
 
-static void print_cpu(void)
+static void usage(FILE *f)
 {
-    char name[256], feat[256];
+    fprintf(f,
+            "usage: gdrx-info [-j|--json] [-v|--verbose] [--no-ucx] [-h|--help]\n"
+            "Says what gdrx can use on this machine: the NVIDIA driver, the GPUs and their\n"
+            "BAR1, which backends work and, for each that does not, why and the fix; the\n"
+            "copy routines, and whether UCX loads the gdrx transport.\n"
+            "  -j, --json     one JSON object instead of text\n"
+            "  -v, --verbose  also the library's messages for the backends that work\n"
+            "      --no-ucx   do not run ucx_info\n"
+            "  -h, --help     this text\n"
+            "Exit status: 0 at least one backend works, 1 none works, 2 usage error.\n"
+            "Report bugs to: %s\n", PACKAGE_BUGREPORT);
+}
+
+static void cpu_and_copy(struct info_report *r)
+{
+    char name[256], feat[256], list[256] = "";
     const char *note = gdrx_copy_default_note();
+    const struct gdrx_copy_impl *def = gdrx_copy_default();
+    size_t used = 0;
 
     tool_cpu_name(name, sizeof(name));
-    printf("CPU:       %s\n", name);
-    printf("features:  %s\n", gdrx_cpu_features_str(gdrx_cpu_features(), feat, sizeof(feat)));
-    printf("variants: ");
+    info_add(r, "copy", -1, "cpu", "CPU", "%s", name);
+    info_add(r, "copy", -1, "features", "features", "%s",
+             gdrx_cpu_features_str(gdrx_cpu_features(), feat, sizeof(feat)));
     for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B; v++)
-        printf(" %s%s", gdrx_copy_variant_name((gdrx_copy_variant_t)v),
-               gdrx_copy_variant_supported((gdrx_copy_variant_t)v) ? "" : "(no)");
-    printf("\n");
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s%s", used ? " " : "",
+                                 gdrx_copy_variant_name((gdrx_copy_variant_t)v),
+                                 gdrx_copy_variant_supported((gdrx_copy_variant_t)v) ? "" : "(no)");
+    info_add(r, "copy", -1, "variants", "variants", "%s", list);
+    info_add(r, "copy", -1, "to_mapping", "to mapping", "%s",
+             gdrx_copy_variant_name(def->variant));
+    info_add(r, "copy", -1, "from_mapping", "from mapping", "%s",
+             gdrx_copy_variant_name(def->from_variant));
     if (*note)
-        printf("           environment ignored: %s\n", note);
-}
-
-/* Try each backend alone; report the copy variants of the first that opens. */
-static void print_backends(void)
-{
-    static const gdrx_backend_t backends[] = {
-        GDRX_BACKEND_GDRDRV, GDRX_BACKEND_NVRM, GDRX_BACKEND_DMABUF,
-    };
-    int shown_copy = 0;
-
-    printf("backends:\n");
-    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-        struct gdrx_open_params p;
-        gdrx_t ctx;
-        uint64_t ver = 0, to = 0, from = 0;
-
-        gdrx_open_params_init(&p);
-        p.backend = backends[i];
-        int rc = gdrx_open(&p, &ctx);
-        printf("  %-8s ", gdrx_backend_name(backends[i]));
-        if (rc != 0) {
-            printf("not available: %s\n", gdrx_strerror(rc));
-            continue;
-        }
-        if (gdrx_get_attr(ctx, GDRX_ATTR_DRIVER_VERSION, &ver) == 0)
-            printf("available (driver %u.%u)\n", (unsigned)(ver >> 16), (unsigned)(ver & 0xffff));
-        else
-            printf("available\n");
-        if (!shown_copy && gdrx_get_attr(ctx, GDRX_ATTR_COPY_TO_VARIANT, &to) == 0 &&
-            gdrx_get_attr(ctx, GDRX_ATTR_COPY_FROM_VARIANT, &from) == 0) {
-            printf("copy:      to mapping %s, from mapping %s (library's choice)\n",
-                   gdrx_copy_variant_name((gdrx_copy_variant_t)to),
-                   gdrx_copy_variant_name((gdrx_copy_variant_t)from));
-            shown_copy = 1;
-        }
-        gdrx_close(ctx);
-    }
-    printf("  (GDRX_LOG_LEVEL=3 makes the library say why a backend is missing)\n");
-    if (!shown_copy)
-        printf("copy:      no backend opened; the library would use to %s, from %s\n",
-               gdrx_copy_variant_name(gdrx_copy_default()->variant),
-               gdrx_copy_variant_name(gdrx_copy_default()->from_variant));
-}
-
-static void print_gpus(void)
-{
-    struct tool_cuda cu;
-    char err[256], kmod[64];
-    int count = 0, ver = 0;
-
-    tool_nvidia_kmod_version(kmod, sizeof(kmod));
-    printf("NVIDIA kernel module: %s\n", kmod);
-    if (tool_cuda_load(&cu, err, sizeof(err)) != 0) {
-        printf("GPUs:      none (%s)\n", err);
-        return;
-    }
-    if (cu.simulated)
-        printf("SIMULATED GPU: libcuda.so.1 is the tests/sim test double\n");
-    CUresult rc = cu.Init(0);
-    if (rc == CUDA_SUCCESS)
-        rc = cu.DeviceGetCount(&count);
-    if (rc != CUDA_SUCCESS) {
-        printf("GPUs:      none (%s)\n", tool_cuda_error(&cu, rc));
-        return;
-    }
-    cu.DriverGetVersion(&ver);
-    printf("CUDA driver %d.%d, %d GPU(s):\n", ver / 1000, ver % 1000 / 10, count);
-    for (int i = 0; i < count; i++) {
-        CUdevice dev;
-        char name[256], bus[64];
-        if (cu.DeviceGet(&dev, i) != CUDA_SUCCESS)
-            continue;
-        tool_cuda_describe(&cu, dev, name, sizeof(name), bus, sizeof(bus));
-        printf("  GPU %d: %s%s, PCI %s\n", i, name, cu.simulated ? " (simulated)" : "", bus);
-    }
+        info_problem(r, "copy", "unset the variable or name a variant this CPU supports (the "
+                     "list above)", "%s", note);
 }
 
 int main(int argc, char **argv)
 {
-    int maj, min, pat;
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },  { "json", no_argument, NULL, 'j' },
+        { "verbose", no_argument, NULL, 'v' }, { "no-ucx", no_argument, NULL, 'U' },
+        { NULL, 0, NULL, 0 },
+    };
+    int json = 0, verbose = 0, ucx = 1, c, maj, min, pat;
 
-    if (argc > 1) {
-        fprintf(argc == 2 && argv[1][0] == '-' && argv[1][1] == 'h' ? stdout : stderr,
-                "usage: gdrx-info\nPrints the library version, CPU features and copy "
-                "variants, backends and GPUs.\n");
-        return argc == 2 && argv[1][0] == '-' && argv[1][1] == 'h' ? 0 : 2;
+    opterr = 0; /* our own message names the bad option the way it was typed */
+    while ((c = getopt_long(argc, argv, "hjv", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(stdout); return INFO_EXIT_OK;
+        case 'j': json = 1; break;
+        case 'v': verbose = 1; break;
+        case 'U': ucx = 0; break;
+        default:
+            fprintf(stderr, "gdrx-info: unknown option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return INFO_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gdrx-info: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return INFO_EXIT_USAGE;
+    }
+
+    struct info_report *r = info_report_new();
+    struct info_host host = { .secure_boot = -1 };
+    if (!r) {
+        fprintf(stderr, "gdrx-info: out of memory\n");
+        return INFO_EXIT_NO_BACKEND;
     }
     gdrx_get_version(&maj, &min, &pat);
-    printf("libgdrx:   %d.%d.%d\n", maj, min, pat);
-    print_cpu();
-    print_backends();
-    print_gpus();
-    return 0;
+    info_add(r, "library", -1, "version", "version", "%d.%d.%d", maj, min, pat);
+    info_gpus(r, &host);
+    info_driver(r, &host);
+    int works = info_backends(r, &host);
+    cpu_and_copy(r);
+    if (ucx)
+        info_ucx(r);
+    int status = works ? INFO_EXIT_OK : INFO_EXIT_NO_BACKEND;
+    if (json) {
+        info_print_json(r, stdout, status);
+    } else {
+        if (host.simulated)
+            printf("SIMULATED GPU: libcuda.so.1 is tests/sim's test double; nothing below "
+                   "describes real hardware\n");
+        info_print_text(r, stdout, verbose);
+        printf(works ? "result: %d of 3 backends work\n"
+                     : "result: no backend works (%d of 3); see the fixes above\n", works);
+    }
+    info_report_free(r);
+    return status;
 }

@@ -14,11 +14,18 @@ tools_gdrx_copylat_SOURCES = tools/gdrx-copylat.c tools/copylat.h \
 	tools/copylat_opts.c tools/copylat_measure.c
 tools_gdrx_copylat_LDADD = tools/libgdrx_tool.la $(top_builddir)/libgdr/libgdrx.la
 
-# gdrx-info also links the copy engine's detection (see its header comment).
-tools_gdrx_info_SOURCES = tools/gdrx-info.c
-tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy
+# gdrx-info: one file per concern (info.h says which); it also links the
+# copy engine's detection (see gdrx-info.c) and reads the nvrm backend's
+# list of validated driver branches.  GDRX_UCX_MODULEDIR is where
+# `make install` puts the UCX transport, for the fixes it prints.
+tools_gdrx_info_SOURCES = tools/gdrx-info.c tools/info.h tools/info_report.c \
+	tools/info_driver.c tools/info_gpus.c tools/info_backends.c tools/info_ucx.c
+tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy \
+	-I$(top_srcdir)/libgdr/src/nvrm -DGDRX_UCX_MODULEDIR='"$(ucxmoduledir)"'
 tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \
-	$(top_builddir)/libgdr/libgdrx.la -lpthread
+	$(top_builddir)/libgdr/libgdrx.la $(DL_LIBS) -lpthread
+man1_MANS += tools/gdrx-info.1
+EXTRA_DIST += tools/gdrx-info.1
 
 # Instruction counts of the copy path and of a CUDA free, under callgrind
 # (tools/fastpath/callgrind.sh BUILDDIR; not built by make), and the

@@ -3,6 +3,7 @@
 # GDRX_HAVE_NVRM is defined.
 GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_abi.h \
+	libgdr/src/nvrm/nvrm_branches.h \
 	libgdr/src/nvrm/nvrm_rm.h \
 	libgdr/src/nvrm/nvrm_rm.c \
 	libgdr/src/nvrm/nvrm_cuda.h \

@@ -14,11 +14,10 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "nvrm_branches.h"
 #include "nvrm_rm.h"
 
-/* Driver branches (major versions) whose RM ABI nvrm_abi.h was checked
- * against.  Adding one means re-checking every layout there. */
-static const unsigned validated_branches[] = { 580 };
+static const unsigned validated_branches[] = { NVRM_VALIDATED_BRANCHES };
 
 /* Our object handles: recognisable in traces, never 0. */
 #define NVRM_HANDLE_BASE 0x67640001u

@@ -1,0 +1,375 @@
+/*
+ * info_backends.c - which backends work, and for each that does not, why
+ * and what fixes it.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * A backend "works" when gdrx_open on it succeeds and a 64 KiB cuMemAlloc
+ * buffer pins, maps and round-trips 8 bytes through the mapping: dmabuf, for
+ * one, opens on drivers that later refuse to mmap.  The library's own
+ * reasons are captured from its log (GDRX_LOG_LEVEL raised to info for the
+ * probe, stderr redirected to a file around each call), so the user does
+ * not need to set anything; gdrx-info's diagnosis of the host comes on top.
+ */
+#ifndef _GNU_SOURCE
+#define _XOPEN_SOURCE 700 /* nftw */
+#endif
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gdrx.h"
+#include "info.h"
+#include "nvrm_branches.h"
+#include "tool_cuda.h"
+
+#define LOG_LINES 2048
+
+struct capture {
+    FILE *file;
+    int   saved;
+};
+
+static void capture_begin(struct capture *c)
+{
+    fflush(stderr);
+    c->saved = -1;
+    c->file = tmpfile();
+    if (!c->file)
+        return; /* the probe still runs; its messages then go to stderr */
+    c->saved = dup(STDERR_FILENO);
+    dup2(fileno(c->file), STDERR_FILENO);
+}
+
+/* Keep the library's messages, without the "gdrx[pid] " prefix and without
+ * the per-backend summaries that the report states itself. */
+static void capture_end(struct capture *c, char *out, size_t len)
+{
+    char line[600];
+    size_t used = strlen(out);
+
+    if (!c->file)
+        return;
+    fflush(stderr);
+    dup2(c->saved, STDERR_FILENO);
+    close(c->saved);
+    rewind(c->file);
+    while (fgets(line, sizeof(line), c->file)) {
+        char *msg = strncmp(line, "gdrx[", 5) == 0 ? strstr(line, "] ") : NULL;
+        msg = msg ? msg + 2 : line;
+        if (strstr(msg, "open_one: backend ") || strstr(msg, ": no backend works"))
+            continue;
+        int n = snprintf(out + used, len - used, "%s", msg);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+    fclose(c->file);
+}
+
+/* The last "error:" line of a log, else its last line ("" if empty). */
+static void last_reason(const char *log, char *out, size_t len)
+{
+    const char *best = NULL, *p = log;
+
+    out[0] = '\0';
+    while (*p) {
+        if (!best || strncmp(p, "error: ", 7) == 0 || strncmp(best, "error: ", 7) != 0)
+            best = p;
+        p += strcspn(p, "\n");
+        p += *p == '\n';
+    }
+    if (best)
+        snprintf(out, len, "%.*s", (int)strcspn(best, "\n"), best);
+}
+
+/* The library's lines about backend `name` (and every error or warning)
+ * explain a failure; the rest, and everything when it works, only -v shows. */
+static void add_log(struct info_report *r, int index, const char *log, const char *name,
+                    int failed)
+{
+    char tag[32];
+    const char *p = log;
+
+    snprintf(tag, sizeof(tag), "%s: ", name);
+    for (int n = 0; *p; n++) {
+        size_t l = strcspn(p, "\n");
+        char key[16], line[600];
+        snprintf(key, sizeof(key), "log%d", n);
+        snprintf(line, sizeof(line), "%.*s", (int)l, p);
+        int why = strncmp(line, "error: ", 7) == 0 || strncmp(line, "warn: ", 6) == 0 ||
+                  strstr(line, tag) != NULL;
+        if (failed && why)
+            info_add(r, "backends", index, key, "library", "%s", line);
+        else
+            info_add_v(r, "backends", index, key, "library", "%s", line);
+        p += l + (p[l] == '\n');
+    }
+}
+
+/* Pin, map and round-trip 8 bytes of a fresh 64 KiB buffer on GPU 0. */
+static int try_copy(gdrx_t g, char *why, size_t len)
+{
+    struct tool_cuda cu;
+    CUdevice dev;
+    CUdeviceptr d = 0;
+    gdrx_pin_t pin;
+    void *map;
+    uint64_t out = 0x5a5a5a5a12345678ull, back = 0;
+    int rc;
+
+    if (tool_cuda_load(&cu, why, len) != 0 || tool_cuda_open_device(&cu, 0, &dev, why, len) != 0)
+        return -1;
+    if (cu.MemAlloc(&d, 65536) != CUDA_SUCCESS) {
+        snprintf(why, len, "cuMemAlloc(64 KiB) failed");
+        return -1;
+    }
+    if ((rc = gdrx_pin(g, d, 65536, 0, &pin)) != 0) {
+        snprintf(why, len, "gdrx_pin: %s", gdrx_strerror(rc));
+    } else {
+        if ((rc = gdrx_map(g, pin, &map)) != 0) {
+            snprintf(why, len, "gdrx_map: %s", gdrx_strerror(rc));
+        } else {
+            gdrx_copy_to_mapping(pin, map, &out, sizeof(out));
+            gdrx_copy_from_mapping(pin, &back, map, sizeof(back));
+            if (back != out) {
+                snprintf(why, len, "8 bytes written through the mapping read back differently");
+                rc = -EIO;
+            }
+            gdrx_unmap(g, pin);
+        }
+        gdrx_unpin(g, pin);
+    }
+    cu.MemFree(d);
+    cu.DevicePrimaryCtxRelease(dev);
+    return rc ? -1 : 0;
+}
+
+static const char *gdrdrv_node(void)
+{
+    const char *node = getenv("GDRX_GDRDRV_PATH");
+    return node && *node ? node : "/dev/gdrdrv";
+}
+
+static char module_found[512];
+
+static int find_module(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    const char *base = path + ftw->base;
+    if (type == FTW_F && strncmp(base, "gdrdrv.ko", 9) == 0) {
+        snprintf(module_found, sizeof(module_found), "%s", path);
+        return 1;
+    }
+    return 0;
+}
+
+static const char *const no_module_alt =
+    "; or use the nvrm backend, which needs no module (GDRX_BACKEND=nvrm)";
+
+static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc,
+                        const char *reason)
+{
+    const char *node = gdrdrv_node();
+    struct stat st;
+    char path[512], fix[768];
+    struct utsname u;
+
+    if (stat(node, &st) == 0) {
+        if (!S_ISCHR(st.st_mode))
+            info_problem(r, "gdrdrv", "remove it and reload the module (modprobe -r gdrdrv; "
+                         "modprobe gdrdrv), or correct GDRX_GDRDRV_PATH",
+                         "%s is not a character device", node);
+        else if (rc == -EACCES || rc == -EPERM || access(node, R_OK | W_OK) != 0)
+            info_problem(r, "gdrdrv", "add the user to the node's group (usermod -aG video USER, "
+                         "then log in again), or widen config/99-gdrdrv.rules in "
+                         "/etc/udev/rules.d (docs/gdrdrv.md, \"Device node and permissions\")",
+                         "permission denied: %s is mode %03o, owner %u, group %u; this user "
+                         "(uid %u) cannot open it for reading and writing", node,
+                         (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid,
+                         (unsigned)st.st_gid, (unsigned)getuid());
+        else
+            info_problem(r, "gdrdrv", "check `dmesg` for gdrdrv's messages and that the module "
+                         "is a gdrdrv 2.x (docs/gdrdrv.md); GDRX_LOG_LEVEL=4 gdrx-info -v "
+                         "shows every step", "%s opens but the backend fails: %s", node,
+                         reason[0] ? reason : gdrx_strerror(rc));
+        return;
+    }
+    if (stat(info_path("/sys/module/gdrdrv", path, sizeof(path)), &st) == 0) {
+        info_problem(r, "gdrdrv", "install the udev rule (make install puts config/99-gdrdrv.rules "
+                     "in the udev rules directory), then: udevadm control --reload && udevadm "
+                     "trigger --subsystem-match=misc --sysname-match=gdrdrv",
+                     "the gdrdrv module is loaded but %s does not exist", node);
+        return;
+    }
+    module_found[0] = '\0';
+    if (uname(&u) == 0) {
+        char dir[300];
+        snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+        nftw(info_path(dir, path, sizeof(path)), find_module, 16, FTW_PHYS);
+    }
+    const char *sb = h->secure_boot == 1 ? "; Secure Boot is on: the kernel loads only modules "
+                     "signed with an enrolled key, so first sign gdrdrv.ko with a Machine Owner "
+                     "Key (README.md, \"Secure Boot\")" : "";
+    if (module_found[0]) {
+        snprintf(fix, sizeof(fix), "modprobe gdrdrv (as root)%s%s", sb, no_module_alt);
+        info_problem(r, "gdrdrv", fix, "the gdrdrv module is installed (%s) but not loaded",
+                     module_found);
+    } else {
+        snprintf(fix, sizeof(fix), "build and install it: make install-dkms && dkms install "
+                 "gdrdrv/VERSION && modprobe gdrdrv (docs/gdrdrv.md, \"Installing\")%s%s", sb,
+                 no_module_alt);
+        info_problem(r, "gdrdrv", fix, "the gdrdrv module is not loaded and not installed for "
+                     "this kernel (no %s, no gdrdrv.ko under /lib/modules/%s)", node,
+                     module_found[0] ? "" : u.release);
+    }
+}
+
+static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
+                      const char *reason)
+{
+    static const unsigned branches[] = { NVRM_VALIDATED_BRANCHES };
+    char list[64] = "";
+    size_t used = 0;
+
+    for (size_t i = 0; i < sizeof(branches) / sizeof(branches[0]); i++)
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", i ? ", " : "",
+                                 branches[i]);
+    if (!h->driver[0]) {
+        char fix[256];
+        snprintf(fix, sizeof(fix), "install the NVIDIA driver (branch %s for this backend) and "
+                 "load it: modprobe nvidia", list);
+        info_problem(r, "nvrm", fix, "no NVIDIA kernel driver is loaded "
+                     "(no /sys/module/nvidia/version)");
+    } else if (strtoul(h->driver, NULL, 10) == 0 ||
+               (rc == -ENOTSUP && strstr(reason, "not a validated branch"))) {
+        char fix[256];
+        snprintf(fix, sizeof(fix), "install a driver of branch %s, or use the gdrdrv backend "
+                 "(a kernel module, any driver) or dmabuf", list);
+        info_problem(r, "nvrm", fix, "driver %s is not of a branch whose RM ioctl ABI the nvrm "
+                     "backend was validated against (%s)", h->driver, list);
+    } else if (rc == -EACCES || rc == -EPERM) {
+        info_problem(r, "nvrm", "the user needs read and write access to /dev/nvidiactl and "
+                     "/dev/nvidia[0-9]*: NVIDIA's default is mode 0666; where the driver "
+                     "is set up with group video and 0660 (NVreg_DeviceFileMode), add the "
+                     "user to that group (docs/nvrm.md, \"Permissions\")",
+                     "permission denied: %s", reason[0] ? reason : gdrx_strerror(rc));
+    } else {
+        info_problem(r, "nvrm", "GDRX_LOG_LEVEL=4 gdrx-info -v shows every step; report it "
+                     "with that output to " PACKAGE_BUGREPORT,
+                     "the nvrm backend fails: %s", reason[0] ? reason : gdrx_strerror(rc));
+    }
+}
+
+static void diag_dmabuf(struct info_report *r, int rc, const char *reason)
+{
+    if (strstr(reason, "mmap"))
+        info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend: this driver exports GPU "
+                     "memory as dma-bufs but does not let the CPU map them",
+                     "the NVIDIA driver refuses mmap of its dma-bufs: %s", reason);
+    else if (strstr(reason, "cuMemGetHandleForAddressRange"))
+        info_problem(r, "dmabuf", "update the NVIDIA driver (CUDA 11.7 or newer)", "%s", reason);
+    else
+        info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend; GDRX_LOG_LEVEL=4 gdrx-info "
+                     "-v shows every step", "the dmabuf backend fails: %s",
+                     reason[0] ? reason : gdrx_strerror(rc));
+}
+
+/* Open backend `b` (AUTO: what an application gets), then try a copy. */
+static int probe(struct info_report *r, const struct info_host *h, int index, gdrx_backend_t b)
+{
+    struct gdrx_open_params p;
+    struct capture cap;
+    gdrx_t g;
+    uint64_t ver = 0, chosen = 0;
+    char log[LOG_LINES] = "", reason[600], why[256] = "";
+    const char *name = b == GDRX_BACKEND_AUTO ? "default" : gdrx_backend_name(b);
+
+    gdrx_open_params_init(&p);
+    p.backend = b;
+    capture_begin(&cap);
+    int rc = gdrx_open(&p, &g), copy = -1;
+    if (rc == 0) {
+        copy = try_copy(g, why, sizeof(why));
+        gdrx_get_attr(g, GDRX_ATTR_DRIVER_VERSION, &ver);
+        gdrx_get_attr(g, GDRX_ATTR_BACKEND, &chosen);
+        gdrx_close(g);
+    }
+    capture_end(&cap, log, sizeof(log));
+    last_reason(log, reason, sizeof(reason));
+    info_add(r, "backends", index, "name", name, "%s",
+             rc ? "does not open" : copy ? "opens, but copying fails" : "works");
+    info_add(r, "backends", index, "works", NULL, "%s", rc == 0 && copy == 0 ? "yes" : "no");
+    if (rc == 0 && b == GDRX_BACKEND_AUTO)
+        info_add(r, "backends", index, "backend", "picks", "%s (what gdrx_open(NULL) uses here)",
+                 gdrx_backend_name((gdrx_backend_t)chosen));
+    if (rc == 0 && ver)
+        info_add_v(r, "backends", index, "driver", "driver", "%u.%u", (unsigned)(ver >> 16),
+                   (unsigned)(ver & 0xffff));
+    if (rc)
+        info_add(r, "backends", index, "error", "error", "%s", gdrx_strerror(rc));
+    else if (copy)
+        info_add(r, "backends", index, "error", "error", "%s", why);
+    add_log(r, index, log, name, rc != 0 || copy != 0);
+    if (rc == 0 && copy != 0)
+        snprintf(reason, sizeof(reason), "%s", why);
+    if (rc == 0 && copy == 0)
+        return 1;
+    if (rc == -ELIBACC)
+        return 0; /* no libcuda.so.1: the CUDA problem already says so, once */
+    switch (b) {
+    case GDRX_BACKEND_GDRDRV: diag_gdrdrv(r, h, rc, reason); break;
+    case GDRX_BACKEND_NVRM:   diag_nvrm(r, h, rc, reason); break;
+    case GDRX_BACKEND_DMABUF: diag_dmabuf(r, rc, reason); break;
+    default: break;
+    }
+    return 0;
+}
+
+/* GDRX_BACKEND as gdrx_open reads it: unset, empty or a backend name. */
+static int env_backend_valid(const char *v)
+{
+    static const char *const names[] = { "", "auto", "gdrdrv", "nvrm", "dmabuf" };
+
+    for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(v, names[i]) == 0)
+            return 1;
+    return !v;
+}
+
+int info_backends(struct info_report *r, const struct info_host *h)
+{
+    static const gdrx_backend_t order[] = {
+        GDRX_BACKEND_GDRDRV, GDRX_BACKEND_NVRM, GDRX_BACKEND_DMABUF,
+    };
+    const char *level = getenv("GDRX_LOG_LEVEL"), *env = getenv("GDRX_BACKEND");
+    char *saved = level ? strdup(level) : NULL;
+    int works = 0;
+
+    /* the library reads the level once, at its first message: raise it
+     * before the first gdrx_open, put it back for the programs run later */
+    if (!level || atoi(level) < 3)
+        setenv("GDRX_LOG_LEVEL", "3", 1);
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        works += probe(r, h, (int)i, order[i]);
+    if (!env_backend_valid(env))
+        info_problem(r, "GDRX_BACKEND", "unset GDRX_BACKEND, or set it to gdrdrv, nvrm, dmabuf "
+                     "or auto", "GDRX_BACKEND=%s is not a backend: gdrx_open fails with EINVAL "
+                     "in every program that leaves the choice to the library", env);
+    else if (works && probe(r, h, 3, GDRX_BACKEND_AUTO) == 0 && env && *env)
+        info_problem(r, "GDRX_BACKEND", "unset GDRX_BACKEND, or name a backend that works",
+                     "GDRX_BACKEND=%s names a backend that does not work here, so programs "
+                     "that leave the choice to the library fail", env);
+    if (saved)
+        setenv("GDRX_LOG_LEVEL", saved, 1);
+    else
+        unsetenv("GDRX_LOG_LEVEL");
+    free(saved);
+    return works;
+}
