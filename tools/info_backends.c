@@ -303,7 +303,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     }
     capture_end(&cap, log, sizeof(log));
     last_reason(log, reason, sizeof(reason));
-    info_add(r, "backends", index, "name", name, "%s",
+    info_add(r, "backends", index, "name", NULL, "%s", name);
+    info_add(r, "backends", index, "status", name, "%s",
              rc ? "does not open" : copy ? "opens, but copying fails" : "works");
     info_add(r, "backends", index, "works", NULL, "%s", rc == 0 && copy == 0 ? "yes" : "no");
     if (rc == 0 && b == GDRX_BACKEND_AUTO)
@@ -321,8 +322,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
         snprintf(reason, sizeof(reason), "%s", why);
     if (rc == 0 && copy == 0)
         return 1;
-    if (rc == -ELIBACC)
-        return 0; /* no libcuda.so.1: the CUDA problem already says so, once */
+    if (rc == -ELIBACC || strstr(reason, "cuda_load: "))
+        return 0; /* CUDA itself fails: the CUDA problem says so, once */
     switch (b) {
     case GDRX_BACKEND_GDRDRV: diag_gdrdrv(r, h, rc, reason); break;
     case GDRX_BACKEND_NVRM:   diag_nvrm(r, h, rc, reason); break;

@@ -1,0 +1,356 @@
+/*
+ * test_info.c - gdrx-info as a user meets it, on the simulated GPU: its
+ * exit statuses and usage errors, the verdict and reason for each backend
+ * (the nvrm one under the RM emulator, with a validated and a refused
+ * driver), the fixes it prints, and the host facts it reads (driver
+ * flavour, Secure Boot, BAR1, MPS) from a fake root given by GDRX_INFO_ROOT.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "gdrx_test.h"
+
+static char out[1 << 18], flat[1 << 18];
+
+/* out with line breaks inside wrapped messages (a newline and the next
+ * line's indentation) turned into one space, for matching long messages. */
+static void flatten(void)
+{
+    size_t j = 0;
+
+    for (size_t i = 0; out[i] && j + 1 < sizeof(flat); i++) {
+        if (out[i] == '\n' && out[i + 1] == ' ') {
+            while (out[i + 1] == ' ')
+                i++;
+            flat[j++] = ' ';
+        } else {
+            flat[j++] = out[i];
+        }
+    }
+    flat[j] = '\0';
+}
+
+static void build_path(char *buf, size_t size, const char *rel)
+{
+    const char *top = getenv("GDRX_TEST_BUILDDIR");
+    snprintf(buf, size, "%s/%s", top ? top : ".", rel);
+}
+
+/* Run `env ENV gdrx-info ARGS` from /, stdout and stderr into out; the exit
+ * status, or -1 if it did not exit normally. */
+static int info(const char *env, const char *args)
+{
+    char exe[512], cmd[4096];
+
+    build_path(exe, sizeof(exe), "tools/gdrx-info");
+    snprintf(cmd, sizeof(cmd), "cd / && env -u GDRX_BACKEND -u GDRX_LOG_LEVEL -u LD_PRELOAD "
+             "-u CUDA_MPS_PIPE_DIRECTORY %s '%s' %s 2>&1", env, exe, args);
+    int st = gdrx_test_capture(cmd, out, sizeof(out));
+    flatten();
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* in the output as printed, or with its wrapped lines joined */
+#define HAS(s) CU_ASSERT_TRUE(strstr(out, (s)) || strstr(flat, (s)))
+#define LACKS(s) CU_ASSERT_TRUE(!strstr(out, (s)) && !strstr(flat, (s)))
+
+static void test_usage_errors(void)
+{
+    CU_ASSERT_EQUAL(info("", "--bogus"), 2);
+    HAS("gdrx-info: unknown option '--bogus'\n");
+    HAS("usage: gdrx-info [-j|--json]");
+    LACKS("result:");
+    CU_ASSERT_EQUAL(info("", "-x"), 2);
+    HAS("gdrx-info: unknown option '-x'\n");
+    CU_ASSERT_EQUAL(info("", "extra"), 2);
+    HAS("gdrx-info: unexpected argument 'extra'\n");
+    CU_ASSERT_EQUAL(info("", "--help"), 0);
+    HAS("usage: gdrx-info");
+    HAS("Exit status: 0 at least one backend works, 1 none works, 2 usage error.");
+    HAS("Report bugs to: ");
+    CU_ASSERT_EQUAL(info("", "-h"), 0);
+    HAS("--no-ucx");
+}
+
+/* The simulated GPU has no NVIDIA driver: dmabuf works, gdrdrv and nvrm
+ * do not, and each says why without GDRX_LOG_LEVEL. */
+static void test_sim_default(void)
+{
+    CU_ASSERT_EQUAL(info("", "--no-ucx"), 0);
+    CU_ASSERT_EQUAL(strncmp(out, "SIMULATED GPU: ", 15), 0);
+    HAS("  dmabuf         works\n");
+    HAS("  gdrdrv         does not open\n");
+    HAS("gdrdrv: /dev/gdrdrv not found: the gdrdrv");
+    HAS("  nvrm           does not open\n");
+    HAS("nvrm: no NVIDIA kernel driver is loaded (no /sys/module/nvidia/version)");
+    HAS("fix: install the NVIDIA driver (branch 580 for this backend)");
+    HAS("\n    picks        dmabuf (what gdrx_open(NULL) uses here)\n");
+    HAS("\n  GPU 0          NVIDIA H100 (simcu 0) (simulated)");
+    HAS("result: 1 of 3 backends work\n");
+    LACKS("UCX\n");
+    /* the library's chatter about the working backend is for -v only */
+    LACKS("CUDA driver 13.0 loaded");
+    CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
+    HAS("\n    library      info: cuda_load: CUDA driver 13.0 loaded\n");
+}
+
+static void test_no_backend(void)
+{
+    CU_ASSERT_EQUAL(info("SIMCU_DEVICES=0", "--no-ucx"), 1);
+    HAS("result: no backend works (0 of 3); see the fixes above\n");
+    HAS("CUDA: CUDA finds no usable GPU (CUDA_ERROR_NO_DEVICE)");
+    HAS("cuInit failed");
+    /* a CUDA failure is one problem, not one per backend */
+    LACKS("2. ");
+    CU_ASSERT_EQUAL(info("SIMCU_DEVICES=0", "--no-ucx --json"), 1);
+    HAS("\"exit_status\": 1\n}\n");
+}
+
+/* Balanced braces and brackets outside strings, every string closed. */
+static int json_balanced(const char *s)
+{
+    int depth = 0, in_str = 0;
+
+    for (; *s; s++) {
+        if (in_str) {
+            if (*s == '\\' && s[1])
+                s++;
+            else if (*s == '"')
+                in_str = 0;
+            else if ((unsigned char)*s < 0x20)
+                return 0;
+        } else if (*s == '"') {
+            in_str = 1;
+        } else if (*s == '{' || *s == '[') {
+            depth++;
+        } else if ((*s == '}' || *s == ']') && --depth < 0) {
+            return 0;
+        }
+    }
+    return depth == 0 && !in_str;
+}
+
+static void test_json(void)
+{
+    CU_ASSERT_EQUAL(info("", "--no-ucx --json"), 0);
+    CU_ASSERT_EQUAL(out[0], '{');
+    CU_ASSERT_TRUE(json_balanced(out));
+    HAS("\"backends\": [\n");
+    HAS("{\"name\": \"dmabuf\", \"status\": \"works\", \"works\": \"yes\", ");
+    HAS("\"gpus\": [\n    {\"name\": \"NVIDIA H100 (simcu 0) (simulated)\", \"pci\": \"0000:19:00.0\"");
+    HAS("{\"part\": \"gdrdrv\", \"problem\": ");
+    HAS("\"exit_status\": 0\n}\n");
+    LACKS("SIMULATED GPU: ");
+}
+
+/* The nvrm backend against the RM emulator: a 580 driver works, a 535 one
+ * is refused with the branch named and the fix. */
+static void test_nvrm_emulated(void)
+{
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    char emu[512], env[1200];
+
+    build_path(emu, sizeof(emu), "tests/nvrm/.libs/libnvrm_emu.so");
+    snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s'", rt && *rt ? rt : "", rt && *rt ? ":" : "",
+             emu);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  nvrm           works\n");
+    HAS("  version        580.159.04\n");
+    HAS("nvrm ABI       branch validated by the nvrm backend");
+    HAS("\n    picks        nvrm (");
+    HAS("result: 2 of 3 backends work\n");
+
+    snprintf(env + strlen(env), sizeof(env) - strlen(env),
+             " NVRM_EMU_VERSION=535.104.05 NVRM_EMU_SYSFS_VERSION=535.104.05");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  nvrm           does not open\n");
+    HAS("branch NOT validated by the nvrm backend");
+    HAS("nvrm: driver 535.104.05 is not of a branch whose RM ioctl ABI the nvrm backend "
+        "was validated against (580)");
+    HAS("fix: install a driver of branch 580, or use the gdrdrv backend");
+    HAS("(branch 535) is not a validated branch");
+}
+
+static void test_gdrdrv_node(void)
+{
+    char dir[] = "/tmp/gdrx-info-node.XXXXXX", env[400], file[300];
+
+    CU_ASSERT_EQUAL(info("GDRX_GDRDRV_PATH=/dev/null", "--no-ucx"), 0);
+    HAS("gdrdrv: /dev/null opens but the backend fails: error: gdrdrv_open: gdrdrv: "
+        "/dev/null does not answer GET_VERSION");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/gdrdrv", dir);
+    FILE *f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fclose(f);
+    snprintf(env, sizeof(env), "GDRX_GDRDRV_PATH=%s", file);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS(" is not a character device\n");
+    unlink(file);
+    rmdir(dir);
+}
+
+static void test_backend_env(void)
+{
+    CU_ASSERT_EQUAL(info("GDRX_BACKEND=bogus", "--no-ucx"), 0);
+    HAS("GDRX_BACKEND: GDRX_BACKEND=bogus is not a backend: gdrx_open fails with EINVAL");
+    HAS("fix: unset GDRX_BACKEND, or set it to gdrdrv, nvrm, dmabuf or auto");
+    CU_ASSERT_EQUAL(info("GDRX_BACKEND=gdrdrv", "--no-ucx"), 0);
+    HAS("GDRX_BACKEND=gdrdrv names a backend that does not work here");
+    CU_ASSERT_EQUAL(info("GDRX_BACKEND=dmabuf", "--no-ucx"), 0);
+    LACKS("GDRX_BACKEND:");
+}
+
+static void put(const char *root, const char *rel, const void *data, size_t len)
+{
+    char path[512], cmd[600];
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+#define PUT(root, rel, s) put(root, rel, s, strlen(s))
+
+/* Driver flavour, Secure Boot, an installed but unloaded gdrdrv, and BAR1
+ * from the PCI resource, all from a fake root. */
+static void test_fake_root(void)
+{
+    static const char sb_on[] = { 6, 0, 0, 0, 1 };
+    char root[] = "/tmp/gdrx-info-root.XXXXXX", env[256], rel[300], cmd[600];
+    struct utsname u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    CU_ASSERT_EQUAL_FATAL(uname(&u), 0);
+    PUT(root, "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for "
+        "x86_64  580.95.05  Release Build  (dvs-builder@U16)  Thu Sep 25 2025\nGCC version: x\n");
+    PUT(root, "sys/module/nvidia/version", "580.95.05\n");
+    put(root, "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+        sb_on, sizeof(sb_on));
+    snprintf(rel, sizeof(rel), "lib/modules/%s/updates/dkms/gdrdrv.ko.xz", u.release);
+    PUT(root, rel, "");
+    PUT(root, "sys/bus/pci/devices/0000:19:00.0/vendor", "0x10de\n");
+    PUT(root, "sys/bus/pci/devices/0000:19:00.0/resource",
+        "0x00000000fb000000 0x00000000fbffffff 0x0000000000040200\n"
+        "0x0000038000000000 0x0000039fffffffff 0x000000000014220c\n");
+    snprintf(env, sizeof(env), "GDRX_INFO_ROOT=%s", root);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  version        580.95.05\n");
+    HAS("  flavour        open (\"Open Kernel Module\")\n");
+    HAS("  Secure Boot    enabled: unsigned kernel modules are refused");
+    HAS("BAR1         128 GiB (PCI resource), use unknown (no libnvidia-ml.so.1)");
+    HAS("gdrdrv: the gdrdrv module is installed (");
+    HAS("/updates/dkms/gdrdrv.ko.xz) but not loaded");
+    HAS("fix: modprobe gdrdrv (as root); Secure Boot is on: the kernel loads only modules");
+    HAS("Machine Owner Key");
+
+    /* the proprietary modules: no "Open Kernel Module", Secure Boot off */
+    PUT(root, "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+        "535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
+    PUT(root, "sys/module/nvidia/version", "535.104.05\n");
+    static const char sb_off[] = { 6, 0, 0, 0, 0 };
+    put(root, "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+        sb_off, sizeof(sb_off));
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  flavour        proprietary\n");
+    HAS("  Secure Boot    disabled");
+    HAS("branch NOT validated by the nvrm backend");
+    LACKS("Machine Owner Key");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void test_nvml_bar1(void)
+{
+    char dir[512], env[700];
+
+    build_path(dir, sizeof(dir), "tests/info/.libs");
+    snprintf(env, sizeof(env), "LD_LIBRARY_PATH='%s':\"$LD_LIBRARY_PATH\"", dir);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("BAR1         80 GiB, 1.5 GiB in use (NVML)");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx --json"), 0);
+    HAS("\"bar1_total_bytes\": \"85899345920\", \"bar1_used_bytes\": \"1610612736\"");
+    snprintf(env + strlen(env), sizeof(env) - strlen(env), " FAKE_NVML_FAIL=1");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("BAR1         unknown (no libnvidia-ml.so.1");
+}
+
+static void test_mps(void)
+{
+    char dir[] = "/tmp/gdrx-info-mps.XXXXXX", env[256], pipe[300];
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(env, sizeof(env), "CUDA_MPS_PIPE_DIRECTORY=%s", dir);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  MPS            off (no ");
+    snprintf(pipe, sizeof(pipe), "%s/control", dir);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(pipe, 0600), 0);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("  MPS            on: control pipe ");
+    unlink(pipe);
+    rmdir(dir);
+}
+
+#ifdef GDRX_UCX_INFO
+/* ucx_info of the configured UCX first on PATH: with the plugin preloaded
+ * UCX lists the transport; without it gdrx-info says how to load it. */
+static void test_ucx(void)
+{
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    char bin[512], plugin[512], env[1600];
+
+    snprintf(bin, sizeof(bin), "%s", GDRX_UCX_INFO);
+    *strrchr(bin, '/') = '\0';
+    build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    snprintf(env, sizeof(env), "PATH='%s':\"$PATH\" UCX_CONFIG_DIR=/nonexistent", bin);
+    CU_ASSERT_EQUAL(info(env, ""), 0);
+    HAS("  gdrx transport not loaded (ucx_info -d does not list it)");
+    HAS("UCX: the gdrx transport is neither installed");
+    HAS("fix: make install (puts libuct_gdrx.so.0 in ");
+    snprintf(env + strlen(env), sizeof(env) - strlen(env), " LD_PRELOAD='%s%s%s'",
+             rt && *rt ? rt : "", rt && *rt ? ":" : "", plugin);
+    CU_ASSERT_EQUAL(info(env, ""), 0);
+    HAS("  gdrx transport loads (ucx_info -d lists it)");
+    HAS("libuct_gdrx.so.0\n");
+    LACKS("UCX: ");
+}
+#endif
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_usage_errors),
+    GDRX_TEST_CASE(test_sim_default),
+    GDRX_TEST_CASE(test_no_backend),
+    GDRX_TEST_CASE(test_json),
+    GDRX_TEST_CASE(test_nvrm_emulated),
+    GDRX_TEST_CASE(test_gdrdrv_node),
+    GDRX_TEST_CASE(test_backend_env),
+    GDRX_TEST_CASE(test_fake_root),
+    GDRX_TEST_CASE(test_nvml_bar1),
+    GDRX_TEST_CASE(test_mps),
+#ifdef GDRX_UCX_INFO
+    GDRX_TEST_CASE(test_ucx),
+#endif
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "gdrx_info", NULL, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    return gdrx_test_main(argc, argv, suites);
+}
