@@ -59,6 +59,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* CUDA 12.8 named this cuMemGetHandleForAddressRange flag; older headers
+ * (Debian's 12.4 cuda.h, which config/deps.sh can provide) lack it. */
+#if CUDA_VERSION < 12080
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
