@@ -74,4 +74,4 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_mem_events_unsubscribe.3
 man3_MANS += $(GDRX_LIBGDR_MANS)
 EXTRA_DIST += $(GDRX_LIBGDR_MANS)
-dist_doc_DATA += docs/api.md docs/semantics.md
+# docs/api.md and docs/semantics.md: docs/local.mk installs every doc.

@@ -1,0 +1,9 @@
+# docs/: installed under $(docdir) in the layout of the source tree, so the
+# links of the installed README (docs/api.md, ucx_plugin/README.md, ...)
+# resolve there too.
+gdrxdocsdir = $(docdir)/docs
+dist_gdrxdocs_DATA = docs/api.md docs/semantics.md docs/free-interception.md \
+	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md \
+	docs/h200-copylat.txt docs/h200-nvrm-run.txt
+gdrxucxdocdir = $(docdir)/ucx_plugin
+dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
