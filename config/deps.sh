@@ -16,8 +16,12 @@
 #                 config/ucx-cuda-debian.sh (about 4 minutes, once), for the
 #                 tests of gdrx next to UCX's own CUDA memory hooks
 #
-# CUDA itself is not packaged here: only cuda.h is needed at build time
-# (default /usr/local/cuda/include; configure --with-cuda=DIR).
+#   cuda.h:       the only CUDA file the build needs (12.0 or newer).  Used
+#                 as found in /usr/local/cuda/include (the toolkit) or
+#                 /usr/include; otherwise config/cuda-header.sh unpacks it
+#                 alone into /opt/gdrx-cuda/include from Debian 13's
+#                 nvidia-cuda-dev package (a ~930 MB download, nothing
+#                 installed), where configure finds it.
 set -eu
 
 die() { echo "deps.sh: $*" >&2; exit 1; }
@@ -126,6 +130,22 @@ if [ "$ID" = debian ] && [ -z "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/d
         die "nv-p2p.h not found in Debian's nvidia-kernel-source package"
 fi
 
+# cuda.h of CUDA 12.0 or newer, where configure looks for it.
+cuda_h_ok() {
+    for d in /usr/local/cuda /usr /opt/gdrx-cuda; do
+        v=$(sed -n 's/^#define CUDA_VERSION  *\([0-9]*\).*/\1/p' "$d/include/cuda.h" 2>/dev/null)
+        [ "${v:-0}" -ge 12000 ] && { echo "$d/include/cuda.h"; return 0; }
+    done
+    return 1
+}
+if ! cuda_h=$(cuda_h_ok); then
+    # Ubuntu needs Debian's keyring to verify Debian's package list
+    [ "$ID" = ubuntu ] && $APT install --no-install-recommends debian-archive-keyring >/dev/null
+    sh "$(dirname "$0")/cuda-header.sh" /opt/gdrx-cuda ||
+        die "no cuda.h of CUDA 12.0+ (see the message above); install the CUDA toolkit and pass --with-cuda=DIR to configure"
+    cuda_h=/opt/gdrx-cuda/include/cuda.h
+fi
+
 # A CUDA-enabled build of the same UCX (its libucm_cuda hooks), for
 # tests/hooks/test_ucx_cuda; nvml.h comes from Debian's non-free packages.
 if [ "$ID" = debian ] && [ -f /usr/local/cuda/include/cuda.h ]; then
@@ -133,7 +153,4 @@ if [ "$ID" = debian ] && [ -f /usr/local/cuda/include/cuda.h ]; then
         die "building UCX with CUDA failed (see the message above)"
 fi
 
-if [ ! -f /usr/local/cuda/include/cuda.h ]; then
-    say "note: /usr/local/cuda/include/cuda.h not found; install the CUDA toolkit (headers) and pass --with-cuda=DIR to configure"
-fi
-say "done (kernel $kver, UCX $ucxver)"
+say "done (kernel $kver, UCX $ucxver, $cuda_h)"

@@ -1,17 +1,52 @@
 dnl gdrx_deps.m4 - prerequisites of each part.
 
 dnl CUDA: only cuda.h is needed at build time; libcuda is dlopen'ed.
+dnl cuda.h of CUDA 12.0 or newer (cuGetProcAddress_v2's types): the only
+dnl build-time need of CUDA; libcuda is dlopen'ed at run time.  Without
+dnl --with-cuda: the toolkit's /usr/local/cuda, the system's /usr (a
+dnl distribution's nvidia-cuda-dev), then /opt/gdrx-cuda (config/deps.sh).
 AC_DEFUN([GDRX_CHECK_CUDA], [
     AC_ARG_WITH([cuda],
-        [AS_HELP_STRING([--with-cuda=DIR], [CUDA toolkit holding include/cuda.h @<:@/usr/local/cuda@:>@])],
-        [], [with_cuda=/usr/local/cuda])
-    CUDA_CPPFLAGS="-I$with_cuda/include"
-    gdrx_save_CPPFLAGS="$CPPFLAGS"
-    CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
-    AC_CHECK_HEADER([cuda.h], [gdrx_have_cuda=yes], [gdrx_have_cuda=no])
-    CPPFLAGS="$gdrx_save_CPPFLAGS"
-    AS_IF([test "x$gdrx_have_cuda" != xyes],
-          [AC_MSG_ERROR([cuda.h not found under $with_cuda/include; pass --with-cuda=DIR (only the header is needed)])])
+        [AS_HELP_STRING([--with-cuda=DIR], [directory holding include/cuda.h of CUDA 12.0 or newer
+                         @<:@first of /usr/local/cuda, /usr, /opt/gdrx-cuda@:>@])],
+        [], [with_cuda=auto])
+    gdrx_cuda_how="Only the header is needed.  On Debian and Ubuntu, sh config/deps.sh provides it (in /opt/gdrx-cuda: cuda.h alone, unpacked from Debian 13's nvidia-cuda-dev package; Debian 12's and Ubuntu 22.04's nvidia-cuda-dev are CUDA 11 and too old).  Or install NVIDIA's CUDA toolkit (its package cuda-driver-dev-12-* or newer holds cuda.h) and pass --with-cuda=DIR"
+    AS_CASE([$with_cuda],
+        [no], [AC_MSG_ERROR([gdrx cannot be built without cuda.h (--without-cuda was given). $gdrx_cuda_how])],
+        [auto|yes], [gdrx_cuda_dirs="/usr/local/cuda /usr /opt/gdrx-cuda"],
+        [gdrx_cuda_dirs="$with_cuda"])
+    CUDA_CPPFLAGS=""
+    gdrx_cuda_dir=""
+    gdrx_cuda_old=""
+    for d in $gdrx_cuda_dirs; do
+        AS_IF([test -f "$d/include/cuda.h"], [
+            gdrx_cuda_flags="-I$d/include"
+            dnl the compiler already searches /usr/include, and -I would demote it
+            AS_IF([test "$d" = /usr], [gdrx_cuda_flags=""])
+            AC_MSG_CHECKING([whether $d/include/cuda.h is CUDA 12.0 or newer])
+            gdrx_save_CPPFLAGS="$CPPFLAGS"
+            CPPFLAGS="$CPPFLAGS $gdrx_cuda_flags"
+            AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <cuda.h>
+#if !defined(CUDA_VERSION) || CUDA_VERSION < 12000
+#error cuda.h older than 12.0
+#endif
+]])], [gdrx_cuda_ok=yes], [gdrx_cuda_ok=no])
+            CPPFLAGS="$gdrx_save_CPPFLAGS"
+            AC_MSG_RESULT([$gdrx_cuda_ok])
+            AS_IF([test $gdrx_cuda_ok = yes],
+                  [gdrx_cuda_dir="$d"; CUDA_CPPFLAGS="$gdrx_cuda_flags"; break])
+            gdrx_v=`$SED -n 's/^#define CUDA_VERSION  *\(@<:@0-9@:>@*\).*/\1/p' "$d/include/cuda.h"`
+            gdrx_cuda_old="$gdrx_cuda_old $d/include/cuda.h (CUDA_VERSION ${gdrx_v:-unknown})"
+        ])
+    done
+    AS_IF([test -z "$gdrx_cuda_dir"], [
+        AS_IF([test -n "$gdrx_cuda_old"],
+            [AC_MSG_ERROR([gdrx needs cuda.h of CUDA 12.0 or newer; found only:$gdrx_cuda_old. $gdrx_cuda_how])],
+            [test "x$with_cuda" != xauto && test "x$with_cuda" != xyes],
+            [AC_MSG_ERROR([--with-cuda=$with_cuda: $with_cuda/include/cuda.h does not exist (DIR is the directory that holds include/cuda.h). $gdrx_cuda_how])],
+            [AC_MSG_ERROR([cuda.h not found in /usr/local/cuda/include, /usr/include or /opt/gdrx-cuda/include. $gdrx_cuda_how])])
+    ])
+    AC_MSG_NOTICE([using $gdrx_cuda_dir/include/cuda.h])
     AC_SUBST([CUDA_CPPFLAGS])
     GDRX_PART([libgdrx], [yes])
     AC_CHECK_LIB([dl], [dlopen], [DL_LIBS=-ldl], [DL_LIBS=])

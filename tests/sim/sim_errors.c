@@ -18,6 +18,9 @@ struct error_text {
     const char *desc;
 };
 
+/* Codes CUDA 12.8 and later name; an older cuda.h (Debian's 12.4, which
+ * config/deps.sh can provide) lacks them, and the table then omits them. */
+#define GDRX_SIM_CUDA_12_8 (CUDA_VERSION >= 12080)
 #define E(code, desc) { code, #code, desc }
 static const struct error_text errors[] = {
     E(CUDA_SUCCESS, "no error"),
@@ -30,7 +33,9 @@ static const struct error_text errors[] = {
     E(CUDA_ERROR_PROFILER_ALREADY_STARTED, NULL),
     E(CUDA_ERROR_PROFILER_ALREADY_STOPPED, NULL),
     E(CUDA_ERROR_STUB_LIBRARY, NULL),
+#if GDRX_SIM_CUDA_12_8
     E(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, NULL),
+#endif
     E(CUDA_ERROR_DEVICE_UNAVAILABLE, NULL),
     E(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
     E(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
@@ -59,7 +64,9 @@ static const struct error_text errors[] = {
     E(CUDA_ERROR_JIT_COMPILATION_DISABLED, NULL),
     E(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, NULL),
     E(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, NULL),
+#if GDRX_SIM_CUDA_12_8
     E(CUDA_ERROR_CONTAINED, NULL),
+#endif
     E(CUDA_ERROR_INVALID_SOURCE, NULL),
     E(CUDA_ERROR_FILE_NOT_FOUND, NULL),
     E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, NULL),
@@ -89,7 +96,9 @@ static const struct error_text errors[] = {
     E(CUDA_ERROR_INVALID_PC, NULL),
     E(CUDA_ERROR_LAUNCH_FAILED, NULL),
     E(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, NULL),
+#if GDRX_SIM_CUDA_12_8
     E(CUDA_ERROR_TENSOR_MEMORY_LEAK, NULL),
+#endif
     E(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
     E(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
     E(CUDA_ERROR_SYSTEM_NOT_READY, NULL),
@@ -119,7 +128,9 @@ static const struct error_text errors[] = {
     E(CUDA_ERROR_FUNCTION_NOT_LOADED, NULL),
     E(CUDA_ERROR_INVALID_RESOURCE_TYPE, NULL),
     E(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, NULL),
+#if GDRX_SIM_CUDA_12_8
     E(CUDA_ERROR_KEY_ROTATION, NULL),
+#endif
     E(CUDA_ERROR_UNKNOWN, "unknown error"),
 };
 #undef E
