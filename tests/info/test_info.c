@@ -103,6 +103,8 @@ static void test_sim_default(void)
     HAS("\n    library      info: cuda_load: CUDA driver 13.0 loaded\n");
 }
 
+/* SIMCU_DEVICES=0 is out of the sim's range: its cuInit fails with
+ * CUDA_ERROR_NO_DEVICE, as on a node whose GPU CUDA cannot use. */
 static void test_no_backend(void)
 {
     CU_ASSERT_EQUAL(info("SIMCU_DEVICES=0", "--no-ucx"), 1);
