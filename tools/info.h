@@ -57,6 +57,11 @@ long info_read(const char *path, char *buf, size_t len);
 /* The first line of a file, trimmed; 0, or -errno. */
 int info_read_line(const char *path, char *buf, size_t len);
 
+/* Whether the nvrm backend was validated against the branch (major
+ * number) of a driver version such as "580.95.05"; the branches, listed. */
+int info_branch_validated(const char *version);
+void info_branch_list(char *buf, size_t len);
+
 /* info_driver.c: driver version and flavour, Secure Boot, MPS. */
 void info_driver(struct info_report *r, struct info_host *h);
 /* info_gpus.c: every GPU, its PCI address and BAR1 size and use. */

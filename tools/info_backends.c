@@ -26,10 +26,9 @@
 #include "config.h"
 #include "gdrx.h"
 #include "info.h"
-#include "nvrm_branches.h"
 #include "tool_cuda.h"
 
-#define LOG_LINES 2048
+#define LOG_BYTES 4096 /* of library messages kept per probe */
 
 struct capture {
     FILE *file;
@@ -44,7 +43,12 @@ static void capture_begin(struct capture *c)
     if (!c->file)
         return; /* the probe still runs; its messages then go to stderr */
     c->saved = dup(STDERR_FILENO);
-    dup2(fileno(c->file), STDERR_FILENO);
+    if (c->saved < 0 || dup2(fileno(c->file), STDERR_FILENO) < 0) {
+        if (c->saved >= 0)
+            close(c->saved);
+        fclose(c->file);
+        c->file = NULL;
+    }
 }
 
 /* Keep the library's messages, without the "gdrx[pid] " prefix and without
@@ -91,6 +95,20 @@ static void last_reason(const char *log, char *out, size_t len)
 
 /* The library's lines about backend `name` (and every error or warning)
  * explain a failure; the rest, and everything when it works, only -v shows. */
+/* A log line without its "level: function: " tag, for the problem text. */
+static const char *untagged(const char *line)
+{
+    static const char *const levels[] = { "error: ", "warn: ", "info: ", "debug: " };
+
+    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+        if (strncmp(line, levels[i], strlen(levels[i])) == 0) {
+            const char *fn = strstr(line + strlen(levels[i]), ": ");
+            return fn ? fn + 2 : line + strlen(levels[i]);
+        }
+    }
+    return line;
+}
+
 static void add_log(struct info_report *r, int index, const char *log, const char *name,
                     int failed)
 {
@@ -179,7 +197,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
     const char *node = gdrdrv_node();
     struct stat st;
     char path[512], fix[768];
-    struct utsname u;
+    struct utsname u = { .release = "" };
 
     if (stat(node, &st) == 0) {
         if (!S_ISCHR(st.st_mode))
@@ -198,7 +216,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
             info_problem(r, "gdrdrv", "check `dmesg` for gdrdrv's messages and that the module "
                          "is a gdrdrv 2.x (docs/gdrdrv.md); GDRX_LOG_LEVEL=4 gdrx-info -v "
                          "shows every step", "%s opens but the backend fails: %s", node,
-                         reason[0] ? reason : gdrx_strerror(rc));
+                         reason[0] ? untagged(reason) : gdrx_strerror(rc));
         return;
     }
     if (stat(info_path("/sys/module/gdrdrv", path, sizeof(path)), &st) == 0) {
@@ -210,7 +228,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
     }
     module_found[0] = '\0';
     if (uname(&u) == 0) {
-        char dir[300];
+        char dir[sizeof(u.release) + 16];
         snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
         nftw(info_path(dir, path, sizeof(path)), find_module, 16, FTW_PHYS);
     }
@@ -227,28 +245,23 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
                  no_module_alt);
         info_problem(r, "gdrdrv", fix, "the gdrdrv module is not loaded and not installed for "
                      "this kernel (no %s, no gdrdrv.ko under /lib/modules/%s)", node,
-                     module_found[0] ? "" : u.release);
+                     u.release);
     }
 }
 
 static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                       const char *reason)
 {
-    static const unsigned branches[] = { NVRM_VALIDATED_BRANCHES };
-    char list[64] = "";
-    size_t used = 0;
+    char list[64];
 
-    for (size_t i = 0; i < sizeof(branches) / sizeof(branches[0]); i++)
-        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", i ? ", " : "",
-                                 branches[i]);
+    info_branch_list(list, sizeof(list));
     if (!h->driver[0]) {
         char fix[256];
         snprintf(fix, sizeof(fix), "install the NVIDIA driver (branch %s for this backend) and "
                  "load it: modprobe nvidia", list);
         info_problem(r, "nvrm", fix, "no NVIDIA kernel driver is loaded "
                      "(no /sys/module/nvidia/version)");
-    } else if (strtoul(h->driver, NULL, 10) == 0 ||
-               (rc == -ENOTSUP && strstr(reason, "not a validated branch"))) {
+    } else if (!info_branch_validated(h->driver) || strstr(reason, "not a validated branch")) {
         char fix[256];
         snprintf(fix, sizeof(fix), "install a driver of branch %s, or use the gdrdrv backend "
                  "(a kernel module, any driver) or dmabuf", list);
@@ -259,26 +272,27 @@ static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                      "/dev/nvidia[0-9]*: NVIDIA's default is mode 0666; where the driver "
                      "is set up with group video and 0660 (NVreg_DeviceFileMode), add the "
                      "user to that group (docs/nvrm.md, \"Permissions\")",
-                     "permission denied: %s", reason[0] ? reason : gdrx_strerror(rc));
+                     "permission denied: %s", reason[0] ? untagged(reason) : gdrx_strerror(rc));
     } else {
         info_problem(r, "nvrm", "GDRX_LOG_LEVEL=4 gdrx-info -v shows every step; report it "
                      "with that output to " PACKAGE_BUGREPORT,
-                     "the nvrm backend fails: %s", reason[0] ? reason : gdrx_strerror(rc));
+                     "the nvrm backend fails: %s", reason[0] ? untagged(reason) : gdrx_strerror(rc));
     }
 }
 
 static void diag_dmabuf(struct info_report *r, int rc, const char *reason)
 {
     if (strstr(reason, "mmap"))
-        info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend: this driver exports GPU "
-                     "memory as dma-bufs but does not let the CPU map them",
-                     "the NVIDIA driver refuses mmap of its dma-bufs: %s", reason);
+        info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend", "the NVIDIA driver exports "
+                     "GPU memory as dma-bufs but does not let the CPU mmap them (%s)",
+                     untagged(reason));
     else if (strstr(reason, "cuMemGetHandleForAddressRange"))
-        info_problem(r, "dmabuf", "update the NVIDIA driver (CUDA 11.7 or newer)", "%s", reason);
+        info_problem(r, "dmabuf", "update the NVIDIA driver (CUDA 11.7 or newer)", "%s",
+                     untagged(reason));
     else
         info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend; GDRX_LOG_LEVEL=4 gdrx-info "
                      "-v shows every step", "the dmabuf backend fails: %s",
-                     reason[0] ? reason : gdrx_strerror(rc));
+                     reason[0] ? untagged(reason) : gdrx_strerror(rc));
 }
 
 /* Open backend `b` (AUTO: what an application gets), then try a copy. */
@@ -288,7 +302,7 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     struct capture cap;
     gdrx_t g;
     uint64_t ver = 0, chosen = 0;
-    char log[LOG_LINES] = "", reason[600], why[256] = "";
+    char log[LOG_BYTES] = "", reason[600], why[256] = "";
     const char *name = b == GDRX_BACKEND_AUTO ? "default" : gdrx_backend_name(b);
 
     gdrx_open_params_init(&p);
@@ -318,7 +332,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     else if (copy)
         info_add(r, "backends", index, "error", "error", "%s", why);
     add_log(r, index, log, name, rc != 0 || copy != 0);
-    if (rc == 0 && copy != 0)
+    /* a failed copy: the library's error says more than the failing call */
+    if (rc == 0 && copy != 0 && strncmp(reason, "error: ", 7) != 0)
         snprintf(reason, sizeof(reason), "%s", why);
     if (rc == 0 && copy == 0)
         return 1;

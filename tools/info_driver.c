@@ -75,15 +75,27 @@ static void version_from_proc(const char *line, char *out, size_t len)
     }
 }
 
-static int branch_validated(const char *version)
-{
-    static const unsigned branches[] = { NVRM_VALIDATED_BRANCHES };
-    unsigned long major = strtoul(version, NULL, 10);
+static const unsigned branches[] = { NVRM_VALIDATED_BRANCHES };
+#define NBRANCHES (sizeof(branches) / sizeof(branches[0]))
 
-    for (size_t i = 0; i < sizeof(branches) / sizeof(branches[0]); i++)
+int info_branch_validated(const char *version)
+{
+    char *end;
+    unsigned long major = strtoul(version, &end, 10);
+
+    for (size_t i = 0; end != version && *end == '.' && i < NBRANCHES; i++)
         if (branches[i] == major)
             return 1;
     return 0;
+}
+
+void info_branch_list(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < NBRANCHES && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? ", " : "", branches[i]);
 }
 
 static void driver_version(struct info_report *r, struct info_host *h)
@@ -116,7 +128,7 @@ static void driver_version(struct info_report *r, struct info_host *h)
     if (have_proc)
         info_add_v(r, "driver", -1, "banner", "banner", "%s", proc);
     info_add(r, "driver", -1, "nvrm_validated", "nvrm ABI", "%s",
-             branch_validated(h->driver) ? "branch validated by the nvrm backend"
+             info_branch_validated(h->driver) ? "branch validated by the nvrm backend"
                                          : "branch NOT validated by the nvrm backend");
 }
 

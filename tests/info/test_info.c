@@ -117,6 +117,20 @@ static void test_no_backend(void)
     HAS("\"exit_status\": 1\n}\n");
 }
 
+/* A driver that exports dma-bufs but refuses to mmap them: dmabuf opens,
+ * its first pin fails, and with no other backend nothing works. */
+static void test_dmabuf_mmap_refused(void)
+{
+    CU_ASSERT_EQUAL(info("SIMCU_DMABUF_MMAP=refuse", "--no-ucx"), 1);
+    HAS("  dmabuf         opens, but copying fails\n");
+    HAS("dmabuf: the NVIDIA driver exports GPU memory as dma-bufs but does not let the "
+        "CPU mmap them (dmabuf: this NVIDIA driver does not support mmap of its dma-bufs "
+        "(errno 19)");
+    HAS("library      error: probe_mmap: dmabuf: this NVIDIA driver");
+    HAS("fix: use the nvrm or gdrdrv backend");
+    HAS("result: no backend works (0 of 3); see the fixes above\n");
+}
+
 /* Balanced braces and brackets outside strings, every string closed. */
 static int json_balanced(const char *s)
 {
@@ -187,8 +201,8 @@ static void test_gdrdrv_node(void)
     char dir[] = "/tmp/gdrx-info-node.XXXXXX", env[400], file[300];
 
     CU_ASSERT_EQUAL(info("GDRX_GDRDRV_PATH=/dev/null", "--no-ucx"), 0);
-    HAS("gdrdrv: /dev/null opens but the backend fails: error: gdrdrv_open: gdrdrv: "
-        "/dev/null does not answer GET_VERSION");
+    HAS("gdrdrv: /dev/null opens but the backend fails: gdrdrv: /dev/null does not "
+        "answer GET_VERSION");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     snprintf(file, sizeof(file), "%s/gdrdrv", dir);
     FILE *f = fopen(file, "w");
@@ -334,6 +348,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_usage_errors),
     GDRX_TEST_CASE(test_sim_default),
     GDRX_TEST_CASE(test_no_backend),
+    GDRX_TEST_CASE(test_dmabuf_mmap_refused),
     GDRX_TEST_CASE(test_json),
     GDRX_TEST_CASE(test_nvrm_emulated),
     GDRX_TEST_CASE(test_gdrdrv_node),

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int sim_in_device_va(uint64_t p)
@@ -424,6 +425,25 @@ static CUresult export_range_locked(const struct sim_object *o, uint64_t dptr, i
     return CUDA_SUCCESS;
 }
 
+/* SIMCU_DMABUF_MMAP=refuse: the dma-buf handed out cannot be mapped by the
+ * CPU (a read-write Unix socket, whose mmap fails with ENODEV), as with
+ * NVIDIA drivers that do not allow mmap of their dma-bufs. */
+static CUresult refuse_mmap(int *fd)
+{
+    const char *v = getenv("SIMCU_DMABUF_MMAP");
+    int s[2];
+
+    if (!v || strcmp(v, "refuse") != 0)
+        return CUDA_SUCCESS;
+    close(*fd);
+    *fd = -1;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) != 0)
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    close(s[1]);
+    *fd = s[0];
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
                                                CUmemRangeHandleType handleType,
                                                unsigned long long flags)
@@ -443,6 +463,8 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, s
     else
         rc = export_range_locked(o, dptr, (int *)handle);
     sim_unlock();
+    if (rc == CUDA_SUCCESS)
+        rc = refuse_mmap((int *)handle);
     return rc;
 }
 

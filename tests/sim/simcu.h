@@ -30,7 +30,9 @@
  * Environment (read at cuInit): SIMCU_DEVICES=N (1..8, default 1),
  * SIMCU_BACKING=memfd (default; see sim_backing.h).  Any other value makes
  * cuInit fail with CUDA_ERROR_NO_DEVICE.  simcu_set_device_count() wins
- * over SIMCU_DEVICES.
+ * over SIMCU_DEVICES.  SIMCU_DMABUF_MMAP=refuse (read at each call):
+ * cuMemGetHandleForAddressRange hands out fds whose mmap fails with ENODEV,
+ * as drivers that do not allow mmap of their dma-bufs.
  *
  * Driver behaviours reproduced that tests may rely on
  *  - cuMemGetAddressRange of an unknown address: CUDA_ERROR_NOT_FOUND;
