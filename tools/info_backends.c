@@ -16,6 +16,8 @@
 #endif
 #include <errno.h>
 #include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +193,36 @@ static int find_module(const char *path, const struct stat *st, int type, struct
 static const char *const no_module_alt =
     "; or use the nvrm backend, which needs no module (GDRX_BACKEND=nvrm)";
 
+/* /dev/gdrdrv exists but this user may not open it read-write: name the
+ * node's owner and group, and the group to join (or the rule to install
+ * when the node is root's alone, i.e. udev did not apply ours). */
+static void diag_permission(struct info_report *r, const char *node, const struct stat *st)
+{
+    const struct passwd *pw;
+    const struct group *grp = getgrgid(st->st_gid);
+    char fix[512], user[64], owner[64];
+
+    /* getpwuid's result is static: copy each name before the next call */
+    pw = getpwuid(st->st_uid);
+    snprintf(owner, sizeof(owner), "%s", pw ? pw->pw_name : "?");
+    pw = getpwuid(getuid());
+    snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "USER");
+    if (st->st_gid == 0)
+        snprintf(fix, sizeof(fix), "the node is root's alone, so gdrx's udev rule was not "
+                 "applied: install config/99-gdrdrv.rules (mode 0660, group video; make "
+                 "install does) in /etc/udev/rules.d, run udevadm control --reload && udevadm "
+                 "trigger --subsystem-match=misc --sysname-match=gdrdrv, then usermod -aG video "
+                 "%s and log in again (docs/gdrdrv.md, \"Device node and permissions\")", user);
+    else
+        snprintf(fix, sizeof(fix), "usermod -aG %s %s, then log in again; or widen the udev "
+                 "rule (docs/gdrdrv.md, \"Device node and permissions\")",
+                 grp ? grp->gr_name : "GROUP", user);
+    info_problem(r, "gdrdrv", fix, "permission denied: %s is mode %04o, owner %s, group %s; "
+                 "user %s (uid %u) cannot open it for reading and writing", node,
+                 (unsigned)(st->st_mode & 07777), owner,
+                 grp ? grp->gr_name : "?", user, (unsigned)getuid());
+}
+
 static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc,
                         const char *reason)
 {
@@ -205,13 +237,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
                          "modprobe gdrdrv), or correct GDRX_GDRDRV_PATH",
                          "%s is not a character device", node);
         else if (rc == -EACCES || rc == -EPERM || access(node, R_OK | W_OK) != 0)
-            info_problem(r, "gdrdrv", "add the user to the node's group (usermod -aG video USER, "
-                         "then log in again), or widen config/99-gdrdrv.rules in "
-                         "/etc/udev/rules.d (docs/gdrdrv.md, \"Device node and permissions\")",
-                         "permission denied: %s is mode %03o, owner %u, group %u; this user "
-                         "(uid %u) cannot open it for reading and writing", node,
-                         (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid,
-                         (unsigned)st.st_gid, (unsigned)getuid());
+            diag_permission(r, node, &st);
         else
             info_problem(r, "gdrdrv", "check `dmesg` for gdrdrv's messages and that the module "
                          "is a gdrdrv 2.x (docs/gdrdrv.md); GDRX_LOG_LEVEL=4 gdrx-info -v "

@@ -215,6 +215,22 @@ static void test_gdrdrv_node(void)
     rmdir(dir);
 }
 
+/* A node this user cannot open read-write (/dev/kmsg is root's, 0644): as
+ * root the test runs gdrx-info as nobody, so the check holds either way. */
+static void test_gdrdrv_permission(void)
+{
+    char env[256];
+
+    snprintf(env, sizeof(env), "GDRX_GDRDRV_PATH=/dev/kmsg%s",
+             geteuid() == 0 ? " setpriv --reuid=65534 --regid=65534 --clear-groups" : "");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("library      error: gdrdrv_open: gdrdrv: cannot open /dev/kmsg (errno 13)");
+    HAS("gdrdrv: permission denied: /dev/kmsg is mode 0644, owner root, group root; user ");
+    HAS("cannot open it for reading and writing");
+    HAS("fix: the node is root's alone, so gdrx's udev rule was not applied: install "
+        "config/99-gdrdrv.rules");
+}
+
 static void test_backend_env(void)
 {
     CU_ASSERT_EQUAL(info("GDRX_BACKEND=bogus", "--no-ucx"), 0);
@@ -352,6 +368,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_json),
     GDRX_TEST_CASE(test_nvrm_emulated),
     GDRX_TEST_CASE(test_gdrdrv_node),
+    GDRX_TEST_CASE(test_gdrdrv_permission),
     GDRX_TEST_CASE(test_backend_env),
     GDRX_TEST_CASE(test_fake_root),
     GDRX_TEST_CASE(test_nvml_bar1),
