@@ -5,11 +5,6 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dlinfo */
-#endif
-#include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,22 +68,25 @@ static void ucx_version(const char *out, char *buf, size_t len)
     }
 }
 
-/* UCX's module directory: "ucx" next to the libucs.so.0 that loads. */
-static int module_dir(char *buf, size_t len)
+/* UCX's module directory: "ucx" next to the libucs.so.0 that ucx_info
+ * loads, as the dynamic linker reports it (LD_TRACE_LOADED_OBJECTS, what
+ * ldd uses), so that nothing of UCX is loaded into this process. */
+static int module_dir(const char *exe, char *buf, size_t len)
 {
-    void *h = dlopen("libucs.so.0", RTLD_LAZY | RTLD_LOCAL);
-    struct link_map *lm = NULL;
+    char cmd[600];
+    const char *key = "libucs.so.0 => ";
 
-    if (!h)
-        return -1;
-    int rc = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0] ? 0 : -1;
-    if (rc == 0) {
-        snprintf(buf, len, "%s", lm->l_name);
-        char *slash = strrchr(buf, '/');
-        if (slash)
-            snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "ucx");
+    snprintf(cmd, sizeof(cmd), "LD_TRACE_LOADED_OBJECTS=1 '%s' 2>&1", exe);
+    char *out = run(cmd), *p = out ? strstr(out, key) : NULL;
+    int rc = -1;
+    if (p && p[strlen(key)] == '/') {
+        p += strlen(key);
+        size_t n = strcspn(p, " \n");
+        char *slash = memrchr(p, '/', n);
+        if (slash && snprintf(buf, len, "%.*sucx", (int)(slash + 1 - p), p) < (int)len)
+            rc = 0;
     }
-    dlclose(h);
+    free(out);
     return rc;
 }
 
@@ -116,7 +114,7 @@ void info_ucx(struct info_report *r)
     info_add(r, "ucx", -1, "ucx_info", "ucx_info", "%s", exe);
     info_add(r, "ucx", -1, "version", "version", "%s", ver);
     int installed = 0;
-    if (module_dir(dir, sizeof(dir)) == 0) {
+    if (module_dir(exe, dir, sizeof(dir)) == 0) {
         snprintf(mod, sizeof(mod), "%s/libuct_gdrx.so.0", dir);
         installed = stat(mod, &st) == 0;
         info_add(r, "ucx", -1, "module_dir", "module dir", "%s (libuct_gdrx.so.0 %s)", dir,

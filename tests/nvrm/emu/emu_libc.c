@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "emu_internal.h"
@@ -42,6 +43,33 @@ void emu_log(const char *fmt, ...)
     (void)w;
 }
 
+/* getenv, or the variable from /proc/self/environ when libc cannot answer
+ * yet: under a sanitizer the first interposed call (and so init_once) can
+ * come from the runtime's own start-up, before environ is set up.  The
+ * value is used before the next call (one static buffer). */
+static const char *emu_getenv(const char *name)
+{
+    static char env[16384];
+    const char *v = getenv(name);
+    size_t len = strlen(name), got = 0;
+
+    if (v)
+        return v;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    ssize_t n;
+    while (got + 1 < sizeof(env) &&
+           (n = (ssize_t)syscall(SYS_read, fd, env + got, sizeof(env) - 1 - got)) > 0)
+        got += (size_t)n;
+    syscall(SYS_close, fd);
+    env[got] = '\0';
+    for (size_t i = 0; i < got; i += strlen(env + i) + 1)
+        if (strncmp(env + i, name, len) == 0 && env[i + len] == '=')
+            return env + i + len + 1;
+    return NULL;
+}
+
 static void copy_version(char *dst, const char *src)
 {
     snprintf(dst, NVRM_VERSION_STRING_LEN, "%s", src);
@@ -57,24 +85,24 @@ static void init_once(void)
     emu.real.munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
     emu.real.readlink = (ssize_t (*)(const char *, char *, size_t))dlsym(RTLD_NEXT, "readlink");
 
-    const char *v = getenv("NVRM_EMU_TRACE");
+    const char *v = emu_getenv("NVRM_EMU_TRACE");
     emu.trace = v && *v && strcmp(v, "0") != 0;
-    v = getenv("NVRM_EMU_VERSION");
+    v = emu_getenv("NVRM_EMU_VERSION");
     copy_version(emu.kernel_version, v && *v ? v : "580.159.04");
-    v = getenv("NVRM_EMU_SYSFS_VERSION");
+    v = emu_getenv("NVRM_EMU_SYSFS_VERSION");
     copy_version(emu.sysfs_version, v && *v ? v : emu.kernel_version);
     emu.next_client = 0xc1d00001u;
     emu.next_handle = 0xcaf00001u;
     emu.next_linear = 0x100040000000ull;
 
     emu_lock();
-    v = getenv("NVRM_EMU_BAR1");
+    v = emu_getenv("NVRM_EMU_BAR1");
     if (v)
         emu.bar1_size = strtoull(v, NULL, 0);
-    v = getenv("NVRM_EMU_GPUS");
+    v = emu_getenv("NVRM_EMU_GPUS");
     if (v && *v && emu_parse_gpus_locked(v) == 0)
         emu.gpus_explicit = 1;
-    v = getenv("NVRM_EMU_FAIL");
+    v = emu_getenv("NVRM_EMU_FAIL");
     if (v && *v)
         emu_rules_from_env_locked(v);
     emu_unlock();
