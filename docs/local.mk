@@ -7,3 +7,5 @@ dist_gdrxdocs_DATA = docs/api.md docs/semantics.md docs/free-interception.md \
 	docs/h200-copylat.txt docs/h200-nvrm-run.txt
 gdrxucxdocdir = $(docdir)/ucx_plugin
 dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
+# The contributor guide, which the README names, beside the README.
+dist_doc_DATA += CONTRIBUTING.md
