@@ -14,6 +14,7 @@
 #ifndef _GNU_SOURCE
 #define _XOPEN_SOURCE 700 /* nftw */
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <grp.h>
@@ -190,6 +191,38 @@ static int find_module(const char *path, const struct stat *st, int type, struct
     return 0;
 }
 
+/* Whether /lib/modules/RELEASE holds a gdrdrv.ko* (its path: module_found). */
+static int module_installed(const char *release)
+{
+    char dir[300], path[512];
+
+    module_found[0] = '\0';
+    snprintf(dir, sizeof(dir), "/lib/modules/%s", release);
+    nftw(info_path(dir, path, sizeof(path)), find_module, 16, FTW_PHYS);
+    return module_found[0] != '\0';
+}
+
+/* A kernel other than `running` that has gdrdrv.ko installed, into buf. */
+static int module_for_other_kernel(const char *running, char *buf, size_t len)
+{
+    char path[512];
+    DIR *d = opendir(info_path("/lib/modules", path, sizeof(path)));
+    struct dirent *e;
+    int found = 0;
+
+    while (d && !found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, running) == 0)
+            continue;
+        if (module_installed(e->d_name)) {
+            snprintf(buf, len, "%s", e->d_name);
+            found = 1;
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static const char *const no_module_alt =
     "; or use the nvrm backend, which needs no module (GDRX_BACKEND=nvrm)";
 
@@ -252,19 +285,23 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
                      "the gdrdrv module is loaded but %s does not exist", node);
         return;
     }
-    module_found[0] = '\0';
-    if (uname(&u) == 0) {
-        char dir[sizeof(u.release) + 16];
-        snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
-        nftw(info_path(dir, path, sizeof(path)), find_module, 16, FTW_PHYS);
-    }
+    char other[256];
+    int installed = uname(&u) == 0 && module_installed(u.release);
     const char *sb = h->secure_boot == 1 ? "; Secure Boot is on: the kernel loads only modules "
                      "signed with an enrolled key, so first sign gdrdrv.ko with a Machine Owner "
                      "Key (README.md, \"Secure Boot\")" : "";
-    if (module_found[0]) {
+    if (installed) {
         snprintf(fix, sizeof(fix), "modprobe gdrdrv (as root)%s%s", sb, no_module_alt);
         info_problem(r, "gdrdrv", fix, "the gdrdrv module is installed (%s) but not loaded",
                      module_found);
+    } else if (module_for_other_kernel(u.release, other, sizeof(other))) {
+        /* built against the wrong kernel headers, or before a kernel update */
+        snprintf(fix, sizeof(fix), "build it for the running kernel: apt-get install "
+                 "linux-headers-%s, then dkms install gdrdrv/VERSION -k %s (or configure "
+                 "--with-kernel-headers=/usr/src/linux-headers-%s && make), then modprobe "
+                 "gdrdrv%s%s", u.release, u.release, u.release, sb, no_module_alt);
+        info_problem(r, "gdrdrv", fix, "gdrdrv.ko is installed for kernel %s (%s), not for the "
+                     "running kernel %s", other, module_found, u.release);
     } else {
         snprintf(fix, sizeof(fix), "build and install it: make install-dkms && dkms install "
                  "gdrdrv/VERSION && modprobe gdrdrv (docs/gdrdrv.md, \"Installing\")%s%s", sb,

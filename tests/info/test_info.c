@@ -288,6 +288,16 @@ static void test_fake_root(void)
     HAS("fix: modprobe gdrdrv (as root); Secure Boot is on: the kernel loads only modules");
     HAS("Machine Owner Key");
 
+    /* a module built for another kernel only: the wrong headers */
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/lib/modules'", root);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    PUT(root, "lib/modules/5.10.0-99-amd64/updates/dkms/gdrdrv.ko", "");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("gdrx-info-root.");
+    HAS("gdrdrv: gdrdrv.ko is installed for kernel 5.10.0-99-amd64 (");
+    HAS("), not for the running kernel ");
+    HAS("fix: build it for the running kernel: apt-get install linux-headers-");
+
     /* the proprietary modules: no "Open Kernel Module", Secure Boot off */
     PUT(root, "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
         "535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
