@@ -424,8 +424,15 @@ static int env_backend_valid(const char *v)
 
 int info_backends(struct info_report *r, const struct info_host *h)
 {
-    static const gdrx_backend_t order[] = {
-        GDRX_BACKEND_GDRDRV, GDRX_BACKEND_NVRM, GDRX_BACKEND_DMABUF,
+    /* nvrm first, shown second: it learns of CUDA memory only from its first
+     * gdrx_open on, and CUDA may hand a later allocation out of a chunk it
+     * mapped for an earlier probe's buffer, which nvrm would then refuse
+     * (docs/nvrm.md); an application opens its context before allocating. */
+    static const struct {
+        gdrx_backend_t backend;
+        int            shown_as;
+    } order[] = {
+        { GDRX_BACKEND_NVRM, 1 }, { GDRX_BACKEND_GDRDRV, 0 }, { GDRX_BACKEND_DMABUF, 2 },
     };
     const char *level = getenv("GDRX_LOG_LEVEL"), *env = getenv("GDRX_BACKEND");
     char *saved = level ? strdup(level) : NULL;
@@ -436,7 +443,7 @@ int info_backends(struct info_report *r, const struct info_host *h)
     if (!level || atoi(level) < 3)
         setenv("GDRX_LOG_LEVEL", "3", 1);
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-        works += probe(r, h, (int)i, order[i]);
+        works += probe(r, h, order[i].shown_as, order[i].backend);
     if (!env_backend_valid(env))
         info_problem(r, "GDRX_BACKEND", "unset GDRX_BACKEND, or set it to gdrdrv, nvrm, dmabuf "
                      "or auto", "GDRX_BACKEND=%s is not a backend: gdrx_open fails with EINVAL "

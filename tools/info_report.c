@@ -136,6 +136,17 @@ static int ordered_sections(const struct info_report *r, int *first, int max)
     return n;
 }
 
+/* The highest element index of an array section; -1 for an object. */
+static int max_index(const struct info_report *r, const char *sec)
+{
+    int max = -1;
+
+    for (int i = 0; i < r->nitems; i++)
+        if (strcmp(r->items[i].section, sec) == 0 && r->items[i].index > max)
+            max = r->items[i].index;
+    return max;
+}
+
 /* Print `text` wrapped at 80 columns, continuation lines indented. */
 static void print_wrapped(FILE *f, const char *text, int col, int indent)
 {
@@ -168,16 +179,18 @@ void info_print_text(const struct info_report *r, FILE *f, int verbose)
         int s = first[k];
         const char *sec = r->items[s].section;
         fprintf(f, "%s\n", title_of(sec));
-        int last_index = -2;
-        for (int i = s; i < r->nitems; i++) {
-            const struct info_item *it = &r->items[i];
-            if (strcmp(it->section, sec) != 0 || !it->label[0] || (it->verbose && !verbose))
-                continue;
-            /* the first fact of an array element heads it; the rest indent */
-            int indent = (it->index >= 0 && it->index == last_index) ? 4 : 2;
-            last_index = it->index;
-            int col = fprintf(f, "%*s%-*s ", indent, "", 16 - indent, it->label);
-            print_wrapped(f, it->value, col, 17);
+        for (int e = -1; e <= max_index(r, sec); e++) {
+            int shown = 0;
+            for (int i = s; i < r->nitems; i++) {
+                const struct info_item *it = &r->items[i];
+                if (strcmp(it->section, sec) != 0 || it->index != e || !it->label[0] ||
+                    (it->verbose && !verbose))
+                    continue;
+                /* the first fact of an array element heads it; the rest indent */
+                int indent = e >= 0 && shown++ ? 4 : 2;
+                int col = fprintf(f, "%*s%-*s ", indent, "", 16 - indent, it->label);
+                print_wrapped(f, it->value, col, 17);
+            }
         }
     }
     if (r->nprobs == 0)
@@ -234,18 +247,15 @@ void info_print_json(const struct info_report *r, FILE *f, int exit_status)
     for (int k = 0; k < nsec; k++) {
         int s = first[k];
         const char *sec = r->items[s].section;
-        int max_index = -1;
-        for (int i = s; i < r->nitems; i++)
-            if (strcmp(r->items[i].section, sec) == 0 && r->items[i].index > max_index)
-                max_index = r->items[i].index;
+        int last = max_index(r, sec);
         fputs("  ", f);
         json_str(f, sec);
         fputs(": ", f);
-        if (max_index < 0) {
+        if (last < 0) {
             json_members(r, sec, -1, f);
         } else {
             fputc('[', f);
-            for (int e = 0; e <= max_index; e++) {
+            for (int e = 0; e <= last; e++) {
                 fputs(e ? ",\n    " : "\n    ", f);
                 json_members(r, sec, e, f);
             }
