@@ -9,7 +9,7 @@
  * 580.x: nvos.h, nv-ioctl.h, nv-ioctl-numbers.h, nv_escape.h, the ctrl0000
  * and ctrl0041 headers, uvm_ioctl.h), and the names of the NVIDIA
  * structures are given in comments so a reviewer can compare them.  The
- * backend refuses any branch not listed in nvrm_client.c's validated
+ * backend refuses any branch not listed in nvrm_branches.h's validated
  * table, so a layout change in a future branch cannot be misread
  * silently: adding a branch means re-checking this file.
  *
