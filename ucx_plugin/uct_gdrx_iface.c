@@ -263,6 +263,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     const uct_gdrx_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gdrx_iface_config_t);
     uct_gdrx_md_t *gdrx_md = ucs_derived_of(md, uct_gdrx_md_t);
+    ucs_status_t status;
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gdrx_iface_ops,
                               &uct_gdrx_iface_internal_ops, md, worker, params,
@@ -275,6 +276,11 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
                   (params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE) ?
                   params->mode.device.dev_name : "(none)");
         return UCS_ERR_NO_DEVICE;
+    }
+
+    status = uct_gdrx_md_activate(gdrx_md);
+    if (status != UCS_OK) {
+        return status;
     }
 
     if ((config->seg_size > UCT_GDRX_MAX_SEG_SIZE) ||

@@ -65,6 +65,24 @@ GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out
     return rc;
 }
 
+GDRX_EXPORT int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out)
+{
+    struct gdrx_open_params defaults;
+    gdrx_backend_t found = GDRX_BACKEND_AUTO;
+
+    if (!params) {
+        gdrx_open_params_init(&defaults);
+        params = &defaults;
+    }
+    int rc = check_open_params(params);
+    if (rc)
+        return rc;
+    rc = gdrx_ctx_probe(params->backend, &found);
+    if (rc == 0 && backend_out)
+        *backend_out = found;
+    return rc;
+}
+
 GDRX_EXPORT int gdrx_close(gdrx_t ctx)
 {
     return gdrx_ctx_close(ctx.id);

@@ -94,6 +94,10 @@ elif [ "$MODE" = tune ]; then
     EXTRA="-x UCX_PROTO_INFO=y" lat tune-default cuda sm,cuda_copy,gdrx "D D"
     grep -h -A12 'ucp_tag_send\*(fast-completion) from cuda' "$O/tune-default.txt" |
         cut -c37- | head -n 14 | tee -a "$O/summary.txt"
+    grep -h 'md reg_calls' "$O/counters-tune-default.txt" | tee -a "$O/summary.txt"
+    EXTRA="-x UCX_PROTO_INFO=y" lat tune-base cuda sm,cuda_copy "D D"
+    grep -h -A12 'ucp_tag_send\*(fast-completion) from cuda' "$O/tune-base.txt" |
+        cut -c37- | head -n 14 | tee -a "$O/summary.txt"
     EXTRA="-x UCX_GDRX_DETECT_MEM_TYPES=n" lat tune-nodetect cuda sm,cuda_copy,gdrx "D D"
     EXTRA="-x UCX_GDRX_GET_BW=100MBs -x UCX_GDRX_PUT_BW=1000MBs" \
         lat tune-lowbw cuda sm,cuda_copy,gdrx "D D"
