@@ -17,6 +17,8 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_keycache.h \
 	ucx_plugin/uct_gdrx_dma.h \
 	ucx_plugin/uct_gdrx_dma.c \
+	ucx_plugin/uct_gdrx_cuda.h \
+	ucx_plugin/uct_gdrx_cuda.c \
 	ucx_plugin/uct_gdrx_keycache.c \
 	ucx_plugin/uct_gdrx_ep.c \
 	ucx_plugin/uct_gdrx_stats.c \

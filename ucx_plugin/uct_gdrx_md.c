@@ -11,6 +11,7 @@
 
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
+#include "uct_gdrx_cuda.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -257,8 +258,9 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         mem_attr->mem_type = UCS_MEMORY_TYPE_CUDA;
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(SYS_DEV)) {
-        /* libgdrx names GPUs by ordinal, not PCI bus id */
-        mem_attr->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+        /* as cuda_copy names it: UCP picks lanes near the GPU by it,
+         * whichever MD answered the detection first */
+        mem_attr->sys_dev = uct_gdrx_cuda_sys_dev(info.device);
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(BASE_ADDRESS)) {
         mem_attr->base_address = (void*)(uintptr_t)info.base;
