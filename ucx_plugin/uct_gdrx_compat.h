@@ -143,8 +143,9 @@ uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
 #  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
 #endif
 
-/* Tested: 1.13, 1.16, 1.22; the members of 1.17-1.21 differ (see
- * research), so those are refused; releases after 1.22 take its branch. */
+/* Tested: 1.13, 1.16, 1.18, 1.22; 1.18's internal ops are 1.16's, those
+ * of 1.17 and 1.19-1.21 differ or are untested, so those are refused;
+ * releases after 1.22 take its branch. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
     .iface_query_v2        = uct_iface_base_query_v2, \

@@ -278,16 +278,17 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_DEVICE;
     }
 
-    status = uct_gdrx_md_activate(gdrx_md);
-    if (status != UCS_OK) {
-        return status;
-    }
-
     if ((config->seg_size > UCT_GDRX_MAX_SEG_SIZE) ||
         (config->put_bw <= 0) || (config->get_bw <= 0)) {
         ucs_error("gdrx: SEG_SIZE %zu above %d, or a bandwidth not positive",
                   config->seg_size, UCT_GDRX_MAX_SEG_SIZE);
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* only now, with a valid configuration: libgdrx's hooks go in here */
+    status = uct_gdrx_md_activate(gdrx_md);
+    if (status != UCS_OK) {
+        return status;
     }
 
     self->id                    = ucs_generate_uuid((uintptr_t)self);

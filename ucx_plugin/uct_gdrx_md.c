@@ -104,6 +104,17 @@ ucs_status_t uct_gdrx_md_status(int err)
     }
 }
 
+/* Registrations go through a cache (or will, once it is made): UCP may
+ * count them as free. */
+static int uct_gdrx_md_cached(uct_gdrx_md_t *md)
+{
+    if (md->setup.enable_rcache == UCS_NO) {
+        return 0;
+    }
+    return (__atomic_load_n(&md->state, __ATOMIC_ACQUIRE) !=
+            UCT_GDRX_MD_STATE_READY) || (md->rcache != NULL);
+}
+
 static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
@@ -126,7 +137,9 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
     UCT_GDRX_MD_CAP(attr, max_alloc)        = 0;
     UCT_GDRX_MD_CAP(attr, max_reg)          = ULONG_MAX;
     attr->rkey_packed_size                  = sizeof(uct_gdrx_key_t);
-    attr->reg_cost                          = md->reg_cost;
+    attr->reg_cost                          = uct_gdrx_md_cached(md) ?
+                                              ucs_linear_func_make(0, 0) :
+                                              md->reg_cost;
     memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
     return UCS_OK;
 }
@@ -359,11 +372,6 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
 
     /* nothing else yet: see uct_gdrx_md_setup.c */
     uct_gdrx_md_setup_init(md, config);
-    if (config->enable_rcache != UCS_NO) {
-        /* what UCP is told before the cache exists; with "try" a cache
-         * that cannot be made later leaves this estimate too low */
-        md->reg_cost = ucs_linear_func_make(0, 0);
-    }
 
     *md_p = &md->super;
     return UCS_OK;
@@ -380,9 +388,20 @@ uct_gdrx_query_md_resources(uct_component_t *component,
                             uct_md_resource_desc_t **resources_p,
                             unsigned *num_resources_p)
 {
+    struct gdrx_open_params params;
+    uct_md_config_t *md_config;
     int ret;
 
-    ret = gdrx_probe(NULL, NULL);
+    /* the backend the MD would open (UCX_GDRX_BACKEND, ucx.conf) */
+    gdrx_open_params_init(&params);
+    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
+        UCS_OK) {
+        params.backend = (gdrx_backend_t)ucs_derived_of(
+                md_config, uct_gdrx_md_config_t)->backend;
+        uct_config_release(md_config);
+    }
+
+    ret = gdrx_probe(&params, NULL);
     if (ret != 0) {
         ucs_debug("gdrx: no usable GPU (%s), no gdrx resource",
                   gdrx_strerror(ret));

@@ -116,7 +116,7 @@ typedef struct uct_gdrx_md {
                                                 need no buffer id check */
     int                      events_state; /**< uct_gdrx_events_state_t */
     int                      detect;
-    ucs_linear_func_t        reg_cost;
+    ucs_linear_func_t        reg_cost;     /**< of a registration, uncached */
     char                     *stats_dump;
     uct_gdrx_md_counters_t   counters;
 } uct_gdrx_md_t;

@@ -177,7 +177,8 @@ int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
  * handlers, no trace of libcuda.  It loads libcuda (as any CUDA user does)
  * and opens and closes the backend.  0 and *backend_out (may be NULL) set
  * to the backend that would be used; otherwise gdrx_open's errors, and
- * -ENODEV when CUDA sees no GPU.
+ * -ENODEV when CUDA sees no GPU (where gdrx_open would open a context
+ * with no device).
  */
 int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out);
 

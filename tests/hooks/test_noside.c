@@ -184,9 +184,32 @@ static void test_no_libcuda_stays_without(void)
     CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
 }
 
+/* Fork handlers libgdrx registered (others': the simulated libcuda's):
+ * glibc's pthread_atfork, a stub linked into each caller, calls
+ * __register_atfork with the caller's DSO handle; this executable exports
+ * (-rdynamic) and so interposes it. */
+static int atfork_calls;
+
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso)
+{
+    static int (*real)(void (*)(void), void (*)(void), void (*)(void), void *);
+
+    Dl_info di;
+
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "__register_atfork");
+    if (dladdr(dso, &di) && di.dli_fname && strstr(di.dli_fname, "libgdrx"))
+        atfork_calls++;
+    return real ? real(prepare, parent, child, dso) : ENOSYS;
+}
+
 /* gdrx_probe names the backend gdrx_open would use and changes nothing (the
  * UCX plugin lists its resource with it); gdrx_open then installs the
- * hooks: the positive control.  Bad parameters: -EINVAL, nothing loaded. */
+ * hooks and its fork handlers: the positive control.  Bad parameters:
+ * -EINVAL. */
 static void test_probe_changes_nothing(void)
 {
     struct snapshot before, after;
@@ -218,9 +241,11 @@ static void test_probe_changes_nothing(void)
     take(&after);
     CU_ASSERT_EQUAL(changed_slots(&before, &after), 0);
     CU_ASSERT_FALSE(text_changed(&before));
+    CU_ASSERT_EQUAL(atfork_calls, 0);
 
     CU_ASSERT_EQUAL_FATAL(open_ctx(NULL, &ctx), 0);
     CU_ASSERT_TRUE(text_changed(&before));
+    CU_ASSERT(atfork_calls > 0);
 }
 
 /* The loader's own answers: a symbol only an RTLD_LOCAL library defines

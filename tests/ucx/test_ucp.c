@@ -215,6 +215,12 @@ static void ut_side_effects(const char *tls, int expect_hooks)
     ucp_context_h context;
     ucp_worker_h worker;
 
+    char stats[128];
+
+    /* the counters gdrx's MD writes when closed: proof it was opened */
+    snprintf(stats, sizeof(stats), "/tmp/gdrx-ucp-side.%d", (int)getpid());
+    unlink(stats);
+    setenv("UCX_GDRX_STATS_DUMP", stats, 1);
     ut_free_entry(before, sizeof(before));
     setenv("UCX_TLS", tls, 1);
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
@@ -229,6 +235,8 @@ static void ut_side_effects(const char *tls, int expect_hooks)
     CU_ASSERT_EQUAL(memcmp(before, after, sizeof(before)) != 0, expect_hooks);
     ucp_worker_destroy(worker);
     ucp_cleanup(context);
+    CU_ASSERT_EQUAL(ut_counter(stats, "md", "reg_calls"), 0);
+    unlink(stats);
 }
 
 static void test_left_out_installs_nothing(void)

@@ -130,19 +130,16 @@ static int nvrm_open(void **out)
     return 0;
 }
 
-/* gdrx_probe: would nvrm_open work?  An RM client made and freed again:
- * no trace, no fork handlers, no state kept. */
+/* gdrx_probe: would nvrm_open work?  An RM client of its own, made and
+ * freed again: no trace, no fork handlers, no state kept, and no lock (a
+ * fork during the probe must not leave `lock` held in the child before
+ * any fork handler exists). */
 static int nvrm_probe(void)
 {
     const struct gdrx_cuda *cu = NULL;
     const struct nvrm_cuda *cx = NULL;
     struct nvrm_client client;
 
-    pthread_mutex_lock(&lock);
-    int open_here = state && state->pid == getpid();
-    pthread_mutex_unlock(&lock);
-    if (open_here)
-        return 0;
     int rc = gdrx_cuda_get(&cu);
     if (rc == 0)
         rc = nvrm_cuda_get(&cx);
