@@ -1,283 +1,183 @@
 /*
- * gdrx-copylat - latency of gdrx copies to/from a GPU mapping against
- * cuMemcpy, per size, direction and copy variant.  Uses only the public
- * gdrx API and the CUDA driver API (dlopen'ed).
+ * gdrx-copylat - latency of gdrx copies to/from a GPU mapping, per size,
+ * direction and copy variant, against the floor (the same bytes by a bare
+ * store + sfence, or a bare streaming load, through the same mapping,
+ * timed interleaved with gdrx's copies) and against cuMemcpy.  Uses only
+ * the public gdrx API and the CUDA driver API (dlopen'ed).
  *
  * SPDX-License-Identifier: MIT
- *
- * The copy variant is chosen once per process by the library
- * (GDRX_COPY_VARIANT), so `-v all` runs this program again once per
- * variant (--child) and collects the results.
  *
  * Exit status: 0 all measured and verified; 1 a copy failed or read back
  * wrong; 2 usage; 3 the requested variant is not supported by this CPU.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "copylat.h"
-#include "tool_sys.h"
+#include "copy_opts.h"
+#include "tool_copy.h"
+#include "tool_env.h"
+#include "tool_measure.h"
+#include "tool_table.h"
+#include "tool_variants.h"
 
-#define EXIT_SKIPPED 3
-#define CSV_HEADER "variant_to,variant_from,backend,direction,size,samples," \
-    "gdrx_min_ns,gdrx_median_ns,gdrx_p99_ns,cu_min_ns,cu_median_ns,cu_p99_ns," \
-    "speedup_median,simulated\n"
+#define TOOL "gdrx-copylat"
+
+static const char synopsis[] =
+    "usage: gdrx-copylat [options]\n"
+    "Latency of gdrx_copy_to_mapping / gdrx_copy_from_mapping per size, with\n"
+    "the floor (the same bytes by a bare store + sfence, or a bare streaming\n"
+    "load, through the same mapping, interleaved with gdrx's copies in one\n"
+    "loop) and cuMemcpy from/to the same host buffer.\n"
+    "Options:\n";
 
 struct run {
-    struct copylat_opts *o;
-    struct tool_cuda     cu;
-    CUdevice             dev;
-    gdrx_t               ctx;
-    struct bench         b;
-    const char          *to_name, *from_name, *backend;
-    FILE                *csv;
+    struct copy_opts *o;
+    struct tool_env   env;
+    struct tool_copy  b;
+    struct tool_out   out;
+    const char       *to_name, *from_name;
 };
 
-static void human_size(size_t n, char *buf, size_t len)
+static const struct tool_method *method_of(const struct tool_common *c)
 {
-    if (n >= (1u << 20) && n % (1u << 20) == 0)
-        snprintf(buf, len, "%zuM", n >> 20);
-    else if (n >= 1024 && n % 1024 == 0)
-        snprintf(buf, len, "%zuK", n >> 10);
-    else
-        snprintf(buf, len, "%zu", n);
+    static struct tool_method m;
+    m.samples = c->samples;
+    m.warmup = c->warmup;
+    m.target_ns = 2000; /* keeps the clock's ~20 ns out of 20 ns copies */
+    m.max_batch = 256;
+    return &m;
 }
 
-static void print_header(struct run *r)
+static void emit(struct run *r, const char *dir, const char *variant, size_t size,
+                 struct tool_op *op, const char *ref, double ref_p50)
 {
-    char name[256], bus[64], cpu[256], kmod[64];
-    int maj, min, pat, cuver = 0;
-    struct gdrx_pin_info info;
-
-    gdrx_get_version(&maj, &min, &pat);
-    tool_cuda_describe(&r->cu, r->dev, name, sizeof(name), bus, sizeof(bus));
-    r->cu.DriverGetVersion(&cuver);
-    tool_nvidia_kmod_version(kmod, sizeof(kmod));
-    tool_cpu_name(cpu, sizeof(cpu));
-    if (gdrx_pin_query(r->ctx, r->b.pin, &info) != 0)
-        info.mapping_type = GDRX_MAPPING_NONE;
-
-    if (r->cu.simulated)
-        printf("########################################################################\n"
-               "# SIMULATED GPU: timings measure memfd mappings, not a GPU\n"
-               "# (libcuda.so.1 is the tests/sim test double)\n"
-               "########################################################################\n");
-    printf("gdrx-copylat: libgdrx %d.%d.%d\n", maj, min, pat);
-    printf("  GPU %d:   %s%s, PCI %s\n", r->o->device, name,
-           r->cu.simulated ? " (simulated)" : "", bus);
-    printf("  driver:  CUDA %d.%d, NVIDIA kernel module %s\n", cuver / 1000,
-           cuver % 1000 / 10, kmod);
-    printf("  backend: %s, mapping %s\n", r->backend, gdrx_mapping_type_name(info.mapping_type));
-    printf("  CPU:     %s\n", cpu);
-    printf("  timing:  CLOCK_MONOTONIC_RAW, %u samples per size after %u warm-up copies;\n"
-           "           ns per copy (batched); cuMemcpy from/to pageable malloc memory;\n"
-           "           speedup = cuMemcpy median / gdrx median\n",
-           r->o->iters, r->o->warmup);
-}
-
-static void print_table_head(struct run *r, int dir)
-{
-    printf("\n%s, copy variant %s:\n", dir == COPYLAT_DIR_TO ?
-           "host -> GPU (gdrx_copy_to_mapping vs cuMemcpyHtoD)" :
-           "GPU -> host (gdrx_copy_from_mapping vs cuMemcpyDtoH)",
-           dir == COPYLAT_DIR_TO ? r->to_name : r->from_name);
-    printf("%-4s %-9s %6s  %9s %9s %9s  %9s %9s %9s  %8s\n", "dir", "variant", "size",
-           "gdrx min", "median", "p99", "cu min", "median", "p99", "speedup");
+    struct tool_rec rec = {
+        .test = "copy", .op = op->name, .dir = dir, .variant = variant, .size = size,
+        .st = op->st, .raw = op->raw, .ref = ref, .ref_p50 = ref_p50,
+    };
+    tool_out_rec(&r->out, &rec);
 }
 
 /* Measure and verify one size in one direction; 0, or 1 on any failure. */
-static int one_size(struct run *r, int dir, size_t size)
+static int one_size(struct run *r, struct tool_table *t, int dir, size_t size)
 {
-    struct lat_stats g, c;
-    int to = dir == COPYLAT_DIR_TO;
-    const char *variant = to ? r->to_name : r->from_name;
-    char hs[32];
-    int rc;
+    int to = dir == TOOL_DIR_TO;
+    const char *variant = to ? r->to_name : r->from_name, *d = to ? "H->D" : "D->H";
+    struct tool_op ops[3] = {
+        { .name = "gdrx", .run = tool_copy_fn(to ? OP_GDRX_TO : OP_GDRX_FROM), .ctx = &r->b },
+        { .name = "floor", .run = tool_copy_fn(to ? OP_FLOOR_TO : OP_FLOOR_FROM), .ctx = &r->b },
+        { .name = "cuMemcpy", .run = tool_copy_fn(to ? OP_CU_TO : OP_CU_FROM), .ctx = &r->b },
+    };
+    char hs[32], why[128];
+    int rc, bad = -1;
 
-    human_size(size, hs, sizeof(hs));
-    if ((rc = bench_measure(&r->b, to ? OP_GDRX_TO : OP_GDRX_FROM, size, &g)) != 0 ||
-        (rc = bench_measure(&r->b, to ? OP_CU_TO : OP_CU_FROM, size, &c)) != 0) {
-        fprintf(stderr, "gdrx-copylat: %s %s: %s\n", to ? "to" : "from", hs,
-                rc == -EIO ? "cuMemcpy failed" : gdrx_strerror(rc));
+    r->b.size = size;
+    tool_size_str(size, hs, sizeof(hs));
+    /* gdrx and its floor in one loop; cuMemcpy on its own (its DMA would
+     * disturb them). */
+    if ((rc = tool_measure(&r->env.clk, method_of(&r->o->c), ops, 2, &bad)) != 0 ||
+        (rc = tool_measure(&r->env.clk, method_of(&r->o->c), ops + 2, 1, &bad)) != 0) {
+        fprintf(stderr, TOOL ": %s %s B: %s failed: %s\n", d, hs,
+                bad >= 0 && bad < 3 ? ops[bad].name : "measuring",
+                tool_gdrx_why(rc, why, sizeof(why)));
+        tool_ops_free(ops, 3);
         return 1;
     }
-    double speedup = g.med > 0 ? c.med / g.med : 0;
-    printf("%-4s %-9s %6s  %9.0f %9.0f %9.0f  %9.0f %9.0f %9.0f  %7.1fx%s\n",
-           to ? "to" : "from", variant, hs, g.min, g.med, g.p99, c.min, c.med, c.p99,
-           speedup, r->cu.simulated ? " (simulated)" : "");
-    fflush(stdout);
-    if (r->csv)
-        fprintf(r->csv, "%s,%s,%s,%s,%zu,%u,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.3f,%d\n",
-                r->to_name, r->from_name, r->backend, to ? "to" : "from", size,
-                r->o->iters, g.min, g.med, g.p99, c.min, c.med, c.p99, speedup,
-                r->cu.simulated);
-    return bench_verify(&r->b, dir, size) != 0;
+    emit(r, d, variant, size, &ops[0], "floor", ops[1].st.p50);
+    emit(r, d, variant, size, &ops[1], NULL, 0);
+    emit(r, d, "-", size, &ops[2], "gdrx", ops[0].st.p50);
+    tool_table_row(t, "%s|%u|%.1f|%.1f|%.1f|%.1f|%.1f|%.2f|%.1f|%.1f", hs, ops[0].st.batch,
+                   ops[0].st.p0, ops[0].st.p50, ops[0].st.p99, ops[1].st.p50, ops[1].st.p99,
+                   ops[1].st.p50 > 0 ? ops[0].st.p50 / ops[1].st.p50 : 0, ops[2].st.p50,
+                   ops[0].st.p50 > 0 ? ops[2].st.p50 / ops[0].st.p50 : 0);
+    tool_ops_free(ops, 3);
+    return tool_copy_verify(&r->b, TOOL, dir, size) != 0;
 }
 
-/* Open CUDA, gdrx, and pin and map one allocation for the largest size. */
-static int setup(struct run *r)
+static int measure_dir(struct run *r, int dir)
 {
-    char err[256];
-    struct gdrx_open_params params;
-    uint64_t to = 0, from = 0, backend = 0;
-    size_t max = 0;
-    void *map;
-    int rc;
+    struct tool_table t;
+    char title[160];
+    int failed = 0;
 
-    for (int i = 0; i < r->o->nsizes; i++)
-        max = r->o->sizes[i] > max ? r->o->sizes[i] : max;
-    r->b.cap = (max + 64 + 65535) & ~(size_t)65535;
-    if (tool_cuda_load(&r->cu, err, sizeof(err)) != 0 ||
-        tool_cuda_open_device(&r->cu, r->o->device, &r->dev, err, sizeof(err)) != 0) {
-        fprintf(stderr, "gdrx-copylat: %s\n", err);
-        return 1;
-    }
-    gdrx_open_params_init(&params);
-    params.backend = r->o->backend;
-    if ((rc = gdrx_open(&params, &r->ctx)) != 0) {
-        fprintf(stderr, "gdrx-copylat: gdrx_open: %s\n", gdrx_strerror(rc));
-        return 1;
-    }
-    gdrx_get_attr(r->ctx, GDRX_ATTR_COPY_TO_VARIANT, &to);
-    gdrx_get_attr(r->ctx, GDRX_ATTR_COPY_FROM_VARIANT, &from);
-    gdrx_get_attr(r->ctx, GDRX_ATTR_BACKEND, &backend);
-    r->to_name = gdrx_copy_variant_name((gdrx_copy_variant_t)to);
-    r->from_name = gdrx_copy_variant_name((gdrx_copy_variant_t)from);
-    r->backend = gdrx_backend_name((gdrx_backend_t)backend);
-    if (r->o->variant && strcmp(r->o->variant, r->to_name) != 0) {
-        printf("\nvariant %s: not supported by this CPU/OS: skipped, NOT measured\n",
-               r->o->variant);
-        return EXIT_SKIPPED;
-    }
-
-    r->b.cu = &r->cu;
-    r->b.iters = r->o->iters;
-    r->b.warmup = r->o->warmup;
-    r->b.host = calloc(1, r->b.cap);
-    r->b.check = calloc(1, r->b.cap);
-    CUresult cr = r->cu.MemAlloc(&r->b.dptr, r->b.cap);
-    if (!r->b.host || !r->b.check || cr != CUDA_SUCCESS) {
-        fprintf(stderr, "gdrx-copylat: cannot allocate 2 x %zu bytes host, %zu device: %s\n",
-                r->b.cap, r->b.cap, tool_cuda_error(&r->cu, cr));
-        return 1;
-    }
-    if ((rc = gdrx_pin(r->ctx, r->b.dptr, r->b.cap, GDRX_PIN_FLAG_DEFAULT, &r->b.pin)) != 0 ||
-        (rc = gdrx_map(r->ctx, r->b.pin, &map)) != 0) {
-        fprintf(stderr, "gdrx-copylat: gdrx_pin/gdrx_map of %zu bytes: %s\n", r->b.cap,
-                gdrx_strerror(rc));
-        return 1;
-    }
-    r->b.map = map;
-    return 0;
+    snprintf(title, sizeof(title), "%s, copy variant %s%s:",
+             dir == TOOL_DIR_TO ? "host -> GPU (gdrx_copy_to_mapping; floor: store + sfence)"
+                                : "GPU -> host (gdrx_copy_from_mapping; floor: streaming load)",
+             dir == TOOL_DIR_TO ? r->to_name : r->from_name,
+             r->env.meta.simulated ? " (SIMULATED GPU)" : "");
+    tool_table_init(&t, title, 1, "size (B)|ops/batch|gdrx P0 (ns)|gdrx P50 (ns)|"
+                    "gdrx P99 (ns)|floor P50 (ns)|floor P99 (ns)|gdrx/floor|"
+                    "cuMemcpy P50 (ns)|cuMemcpy/gdrx");
+    for (int i = 0; i < r->o->c.nsizes && !failed; i++)
+        failed = one_size(r, &t, dir, r->o->c.sizes[i]);
+    FILE *f = tool_table_stream(&r->o->c);
+    if (f)
+        tool_table_print(&t, f);
+    else
+        tool_table_free(&t);
+    return failed;
 }
 
-static void teardown(struct run *r)
-{
-    if (r->ctx.id)
-        gdrx_close(r->ctx); /* unmaps and unpins */
-    if (r->b.dptr)
-        r->cu.MemFree(r->b.dptr);
-    if (r->cu.handle)
-        r->cu.DevicePrimaryCtxRelease(r->dev);
-    free(r->b.host);
-    free(r->b.check);
-    if (r->csv)
-        fclose(r->csv);
-}
-
-static int run_one(struct copylat_opts *o)
+static int run_one(struct copy_opts *o)
 {
     struct run r;
-    int failed;
+    uint64_t to = 0, from = 0;
+    size_t max = 0;
+    int rc;
 
     memset(&r, 0, sizeof(r));
     r.o = o;
-    /* Before any gdrx call: the library reads it once. */
-    if (o->variant && setenv("GDRX_COPY_VARIANT", o->variant, 1) != 0)
-        return 1;
-    if (o->csv) {
-        r.csv = fopen(o->csv, o->child ? "a" : "w");
-        if (!r.csv) {
-            fprintf(stderr, "gdrx-copylat: %s: %s\n", o->csv, strerror(errno));
-            return 1;
-        }
-        if (!o->child)
-            fputs(CSV_HEADER, r.csv);
+    if (tool_variant_select(&o->c) != 0)
+        return TOOL_EXIT_FAIL;
+    if ((rc = tool_env_open(&r.env, &o->c, 1)) != 0) {
+        tool_env_close(&r.env);
+        return tool_setup_failed(&o->c);
     }
-    failed = setup(&r);
-    if (!failed && o->print_header)
-        print_header(&r);
-    for (int dir = COPYLAT_DIR_TO; !failed && dir <= COPYLAT_DIR_FROM; dir <<= 1) {
-        if (!(o->dirs & dir))
-            continue;
-        print_table_head(&r, dir);
-        for (int i = 0; i < o->nsizes; i++)
-            failed |= one_size(&r, dir, o->sizes[i]);
+    gdrx_get_attr(r.env.ctx, GDRX_ATTR_COPY_TO_VARIANT, &to);
+    gdrx_get_attr(r.env.ctx, GDRX_ATTR_COPY_FROM_VARIANT, &from);
+    r.to_name = gdrx_copy_variant_name((gdrx_copy_variant_t)to);
+    r.from_name = gdrx_copy_variant_name((gdrx_copy_variant_t)from);
+    if ((rc = tool_variant_check(&o->c, r.to_name)) != 0) {
+        tool_env_close(&r.env);
+        return rc;
     }
-    teardown(&r);
-    fflush(stdout);
-    return failed;
-}
-
-/* -v all: one child process per variant (see the top of the file). */
-static int run_all(struct copylat_opts *o, int argc, char **argv)
-{
-    char **args = calloc((size_t)argc + 5, sizeof(*args));
-    int failed = 0, header = 1;
-
-    if (!args)
-        return 1;
-    if (o->csv) {
-        FILE *f = fopen(o->csv, "w");
-        if (!f || fputs(CSV_HEADER, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "gdrx-copylat: %s: %s\n", o->csv, strerror(errno));
-            free(args);
-            return 1;
-        }
+    for (int i = 0; i < o->c.nsizes; i++)
+        max = o->c.sizes[i] > max ? o->c.sizes[i] : max;
+    if (tool_copy_setup(&r.b, &r.env, max) != 0 ||
+        tool_out_open(&r.out, &o->c, &r.env.meta) != 0) {
+        tool_copy_teardown(&r.b);
+        tool_env_close(&r.env);
+        return tool_setup_failed(&o->c);
     }
-    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B; v++) {
-        int n = 0;
-        for (int i = 0; i < argc; i++)
-            args[n++] = argv[i];
-        args[n++] = "-v";
-        args[n++] = (char *)gdrx_copy_variant_name((gdrx_copy_variant_t)v);
-        args[n++] = "--child";
-        if (header)
-            args[n++] = "--print-header";
-        args[n] = NULL;
-
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-            execv("/proc/self/exe", args);
-            _exit(127);
-        }
-        int status = 0;
-        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
-            failed = 1;
-            continue;
-        }
-        if (WEXITSTATUS(status) == 0)
-            header = 0;
-        else if (WEXITSTATUS(status) != EXIT_SKIPPED)
-            failed = 1;
-    }
-    free(args);
-    return failed;
+    if (tool_wants_preamble(&o->c))
+        tool_env_preamble(&r.env, "  floor:    host->GPU: plain stores + sfence; GPU->host: "
+                          "MOVNTDQA where 16-byte aligned (else plain loads)\n"
+                          "  cuMemcpy: synchronous, from/to the same pageable host buffer\n");
+    int failed = 0;
+    for (int dir = TOOL_DIR_TO; !failed && dir <= TOOL_DIR_FROM; dir <<= 1)
+        if (o->dirs & dir)
+            failed = measure_dir(&r, dir);
+    failed = !tool_out_close(&r.out, !failed);
+    tool_copy_teardown(&r.b);
+    tool_env_close(&r.env);
+    return failed ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    struct copylat_opts o;
-    int rc = copylat_parse(argc, argv, &o);
+    static const size_t sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
+                                     8192, 16384, 32768, 65536, 262144, 1048576 };
+    static const struct copy_opts_spec spec = {
+        .tool = TOOL, .synopsis = synopsis, .sizes_default = "1,2,4,...,64K,256K,1M",
+        .sizes = sizes, .nsizes = sizeof(sizes) / sizeof(sizes[0]),
+        .samples = 1000, .warmup = 100,
+    };
+    struct copy_opts o;
+    int rc = copy_opts_parse(argc, argv, &spec, &o);
 
     if (rc != 0)
-        return rc > 0 ? 0 : 2;
-    if (o.variant && strcmp(o.variant, "all") == 0)
-        return run_all(&o, argc, argv);
+        return rc == 1 ? TOOL_EXIT_OK : rc;
+    if (o.c.variant && strcmp(o.c.variant, "all") == 0)
+        return tool_run_variants(&o.c, argc, argv);
     return run_one(&o);
 }
