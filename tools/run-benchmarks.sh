@@ -62,7 +62,7 @@ run() { # tool options...
     case $rc in
     0) tail -n +2 "$out/$t.csv" >> "$csv.body"; head -n 1 "$out/$t.csv" > "$csv.head" ;;
     3) notrun="$notrun $t" ;;
-    *) failed="$failed $t" ;;
+    *) failed="$failed $t(exit $rc)" ;;
     esac
     rm -f "$out/$t.txt" "$out/$t.csv"
 }
