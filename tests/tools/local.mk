@@ -13,3 +13,4 @@ EXTRA_tests_tools_test_bench_tools_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
 else
 tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 endif
+EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh

@@ -99,8 +99,36 @@ static void test_bench_not_run_and_failed(void)
     tt_rmdir(dir);
 }
 
+/* The GPU machine's build (tests/gpu/build_tools.sh: gcc and nvcc, no
+ * autotools) against the build tree's libgdrx, run on the simulated GPU. */
+static void test_gpu_build_script(void)
+{
+    char dir[64], cmd[2048];
+    const char *src = getenv("GDRX_TEST_SRCDIR");
+    tt_tmpdir(dir, sizeof(dir));
+    snprintf(cmd, sizeof(cmd), "cp '%s/libgdr/.libs/libgdrx.so.0' '%s/' && env -u UCX_SRC "
+             "bash '%s/tests/gpu/build_tools.sh' '%s' 2>&1", tt_builddir(), dir,
+             src && *src ? src : ".", dir);
+    int st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
+    CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!strstr(tt_out, "built ")) {
+        fprintf(stderr, "build_tools.sh printed:\n%s\n", tt_out);
+        CU_FAIL("build_tools.sh");
+    }
+    const char *const runs[] = { "gdrx-copylat -s 8 -n 3", "gdrx-copybw -s 4K -n 2",
+                                 "gdrx-apiperf -s 4K -n 2", "gdrx-pplat -n 3 -w 3" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof(cmd), "'%s'/%s 2>&1", dir, runs[i]);
+        st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CU_ASSERT_EQUAL(strncmp(tt_out, "SIMULATED GPU: ", 15), 0);
+    }
+    tt_rmdir(dir);
+}
+
 const struct gdrx_test_case tt_script_cases[] = {
     GDRX_TEST_CASE(test_bench_sim),
     GDRX_TEST_CASE(test_bench_not_run_and_failed),
+    GDRX_TEST_CASE(test_gpu_build_script),
     GDRX_TEST_END
 };
