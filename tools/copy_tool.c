@@ -110,11 +110,7 @@ static int measure_dir(struct copy_run *r, int dir)
         if (!failed)
             failed = tool_copy_verify(&r->b, r->spec->tool, dir, r->o->c.sizes[i]) != 0;
     }
-    FILE *f = tool_table_stream(&r->o->c);
-    if (f)
-        tool_table_print(&t, f);
-    else
-        tool_table_free(&t);
+    tool_table_finish(&t, tool_table_stream(&r->o->c));
     return failed;
 }
 

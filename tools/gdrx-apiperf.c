@@ -197,28 +197,12 @@ static int first_calls(struct tool_env *e, struct tool_out *out, struct tool_tab
 
 static int parse(int argc, char **argv, struct tool_common *c)
 {
-    static const struct option longopts[] = { TOOL_COMMON_LONG, { NULL, 0, NULL, 0 } };
     static const size_t sizes[] = { 4096, 65536, 1048576, 16777216 };
-    const char *bad = NULL;
-    int opt;
 
     tool_common_init(c, TOOL, 200, 5, sizes, 4);
-    optind = 1;
-    opterr = 0;
-    while (!bad && (opt = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-        if (tool_common_option(c, opt, optarg, &bad) != 0)
-            continue;
-        if (opt == 'h') {
-            printf("%s", usage_text);
-            tool_common_usage(stdout, "4K,64K,1M,16M");
-            printf("Cold samples: at most 32 per size (each a fresh allocation).\n");
-            return 1;
-        }
-        bad = tool_bad_option(opt, argv);
-    }
-    if (!bad)
-        tool_common_finish(c, argc, argv, &bad);
-    return bad ? tool_usage_error(TOOL, bad) : 0;
+    return tool_parse_common_only(argc, argv, c, usage_text, "4K,64K,1M,16M",
+                                  "Cold samples: at most 32 per size (each a fresh "
+                                  "allocation).\n");
 }
 
 int main(int argc, char **argv)
@@ -254,11 +238,7 @@ int main(int argc, char **argv)
     int rrc = rc == 0 ? apiperf_rcache(&e, &out, &t) : rc;
     if (rrc == TOOL_EXIT_FAIL)
         rc = rrc;
-    FILE *f = tool_table_stream(&c);
-    if (f)
-        tool_table_print(&t, f);
-    else
-        tool_table_free(&t);
+    tool_table_finish(&t, tool_table_stream(&c));
     rc = tool_out_close(&out, rc == 0) ? rc : TOOL_EXIT_FAIL;
     tool_env_close(&e);
     return rc;

@@ -17,9 +17,9 @@ static int measure(struct copy_run *r, struct tool_table *t, int dir, size_t siz
     int to = dir == TOOL_DIR_TO;
     const char *variant = to ? r->to_name : r->from_name, *d = to ? "H->D" : "D->H";
     struct tool_op ops[3] = {
-        { .name = "gdrx", .run = tool_copy_fn(to ? OP_GDRX_TO : OP_GDRX_FROM), .ctx = &r->b },
-        { .name = "floor", .run = tool_copy_fn(to ? OP_FLOOR_TO : OP_FLOOR_FROM), .ctx = &r->b },
-        { .name = "cuMemcpy", .run = tool_copy_fn(to ? OP_CU_TO : OP_CU_FROM), .ctx = &r->b },
+        tool_copy_op(&r->b, COPY_GDRX, dir),
+        tool_copy_op(&r->b, COPY_FLOOR, dir),
+        tool_copy_op(&r->b, COPY_CU, dir),
     };
     struct tool_stats *g = &ops[0].st, *f = &ops[1].st, *c = &ops[2].st;
     char hs[32];

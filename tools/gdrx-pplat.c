@@ -155,30 +155,8 @@ static int one_mode(struct pp *p, struct tool_out *out, struct tool_table *t, in
 
 static int parse(int argc, char **argv, struct tool_common *c)
 {
-    static const struct option longopts[] = { TOOL_COMMON_LONG, { NULL, 0, NULL, 0 } };
-    const char *bad = NULL;
-    int opt;
-
     tool_common_init(c, TOOL, 1000, 1000, NULL, 0);
-    optind = 1;
-    opterr = 0;
-    while (!bad && (opt = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-        if (opt == 's') {
-            bad = "-s: gdrx-pplat sends one 8-byte word; it takes no sizes";
-            break;
-        }
-        if (tool_common_option(c, opt, optarg, &bad) != 0)
-            continue;
-        if (opt == 'h') {
-            printf("%s", usage_text);
-            tool_common_usage(stdout, NULL);
-            return 1;
-        }
-        bad = tool_bad_option(opt, argv);
-    }
-    if (!bad)
-        tool_common_finish(c, argc, argv, &bad);
-    return bad ? tool_usage_error(TOOL, bad) : 0;
+    return tool_parse_common_only(argc, argv, c, usage_text, NULL, NULL);
 }
 
 /* Whether this process can measure: a GPU (or the simulated one) and, on
@@ -279,11 +257,7 @@ int main(int argc, char **argv)
                     "mode|ops/batch|gdrx P0 (us)|gdrx P50 (us)|gdrx P99 (us)|floor P0 (us)|"
                     "floor P50 (us)|floor P99 (us)|gdrx/floor");
     rc = one_mode(&p, &out, &t, PP_WRITE) || one_mode(&p, &out, &t, PP_POLL);
-    FILE *f = tool_table_stream(&c);
-    if (f)
-        tool_table_print(&t, f);
-    else
-        tool_table_free(&t);
+    tool_table_finish(&t, tool_table_stream(&c));
     rc = tool_out_close(&out, !rc) && !rc ? TOOL_EXIT_OK : TOOL_EXIT_FAIL;
     teardown(&p);
     tool_env_close(&e);

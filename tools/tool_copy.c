@@ -65,13 +65,19 @@ static int cu_from(void *ctx, unsigned count)
     return 0;
 }
 
-int (*tool_copy_fn(enum tool_copy_op op))(void *ctx, unsigned count)
+struct tool_op tool_copy_op(struct tool_copy *b, enum tool_copy_kind kind, int dir)
 {
-    static int (*const fns[])(void *, unsigned) = {
-        [OP_GDRX_TO] = gdrx_to, [OP_FLOOR_TO] = floor_to, [OP_CU_TO] = cu_to,
-        [OP_GDRX_FROM] = gdrx_from, [OP_FLOOR_FROM] = floor_from, [OP_CU_FROM] = cu_from,
+    static const struct {
+        const char *name;
+        int (*fn[2])(void *, unsigned); /* to, from */
+    } kinds[] = {
+        [COPY_GDRX] = { "gdrx", { gdrx_to, gdrx_from } },
+        [COPY_FLOOR] = { "floor", { floor_to, floor_from } },
+        [COPY_CU] = { "cuMemcpy", { cu_to, cu_from } },
     };
-    return fns[op];
+    struct tool_op op = { .name = kinds[kind].name,
+                          .run = kinds[kind].fn[dir == TOOL_DIR_TO ? 0 : 1], .ctx = b };
+    return op;
 }
 
 static void fill_pattern(uint8_t *p, size_t n, uint32_t seed)

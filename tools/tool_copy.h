@@ -15,6 +15,7 @@
 
 #include "gdrx.h"
 #include "tool_cuda.h"
+#include "tool_measure.h"
 
 struct tool_env;
 
@@ -33,15 +34,17 @@ struct tool_copy {
     int         streaming; /* the floor may use MOVNTDQA */
 };
 
-enum tool_copy_op { OP_GDRX_TO, OP_FLOOR_TO, OP_CU_TO, OP_GDRX_FROM, OP_FLOOR_FROM, OP_CU_FROM };
+/* What copies: gdrx's copy, its floor, cuMemcpy. */
+enum tool_copy_kind { COPY_GDRX, COPY_FLOOR, COPY_CU };
 
 /* Allocate, pin and map room for max_size bytes (plus an unaligned
  * offset); 0 or -1 (message printed). */
 int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size);
 void tool_copy_teardown(struct tool_copy *b);
 
-/* The run function of tool_op for op (ctx: the tool_copy, size set). */
-int (*tool_copy_fn(enum tool_copy_op op))(void *ctx, unsigned count);
+/* The tool_op of a kind of copy in a direction (TOOL_DIR_*), named
+ * "gdrx", "floor" or "cuMemcpy" (ctx: b, whose size the caller sets). */
+struct tool_op tool_copy_op(struct tool_copy *b, enum tool_copy_kind kind, int dir);
 
 /* Write through gdrx and read back with cuMemcpyDtoH (TOOL_DIR_TO), or
  * write with cuMemcpyHtoD and read through gdrx (FROM), at an aligned and

@@ -255,3 +255,32 @@ int tool_usage_error(const char *tool, const char *bad)
     fprintf(stderr, "%s: %s\nTry '%s --help'.\n", tool, bad, tool);
     return TOOL_EXIT_USAGE;
 }
+
+int tool_parse_common_only(int argc, char **argv, struct tool_common *c, const char *usage,
+                           const char *sizes_default, const char *tail)
+{
+    static const struct option longopts[] = { TOOL_COMMON_LONG, { NULL, 0, NULL, 0 } };
+    const char *bad = NULL;
+    int opt;
+
+    optind = 1;
+    opterr = 0;
+    while (!bad && (opt = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
+        if (opt == 's' && !sizes_default) {
+            bad = "-s: this tool takes no sizes";
+            break;
+        }
+        if (tool_common_option(c, opt, optarg, &bad) != 0)
+            continue;
+        if (opt == 'h') {
+            fputs(usage, stdout);
+            tool_common_usage(stdout, sizes_default);
+            fputs(tail ? tail : "", stdout);
+            return 1;
+        }
+        bad = tool_bad_option(opt, argv);
+    }
+    if (!bad)
+        tool_common_finish(c, argc, argv, &bad);
+    return bad ? tool_usage_error(c->tool, bad) : 0;
+}

@@ -95,6 +95,16 @@ static inline int tool_wants_preamble(const struct tool_common *c)
  * or "option '-s' wants a value" (a static buffer). */
 const char *tool_bad_option(int c, char **argv);
 
+/*
+ * The whole command line of a tool that takes only the common options:
+ * usage is printed before the common options' help (and tail after it);
+ * sizes_default NULL: the tool takes no -s.  0: run; 1: help printed;
+ * else the exit status of a usage error (message printed).  c must have
+ * been set up by tool_common_init.
+ */
+int tool_parse_common_only(int argc, char **argv, struct tool_common *c, const char *usage,
+                           const char *sizes_default, const char *tail);
+
 /* The common options' lines of --help. */
 void tool_common_usage(FILE *f, const char *sizes_default);
 

@@ -95,3 +95,11 @@ void tool_table_free(struct tool_table *t)
     t->cells = NULL;
     t->nrows = t->cap = t->ncols = 0;
 }
+
+void tool_table_finish(struct tool_table *t, FILE *f)
+{
+    if (f)
+        tool_table_print(t, f);
+    else
+        tool_table_free(t);
+}

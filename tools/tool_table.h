@@ -32,4 +32,7 @@ int tool_table_row(struct tool_table *t, const char *fmt, ...)
 void tool_table_print(struct tool_table *t, FILE *f);
 void tool_table_free(struct tool_table *t);
 
+/* tool_table_print to f, or only free when f is NULL (no table wanted). */
+void tool_table_finish(struct tool_table *t, FILE *f);
+
 #endif /* GDRX_TOOL_TABLE_H */
