@@ -7,7 +7,6 @@ bin_PROGRAMS += tools/gdrx-copylat tools/gdrx-copybw tools/gdrx-apiperf tools/gd
 noinst_PROGRAMS += tools/gdrx-hookcost
 man1_MANS += tools/man/gdrx-copylat.1 tools/man/gdrx-copybw.1 tools/man/gdrx-apiperf.1 \
 	tools/man/gdrx-pplat.1
-EXTRA_DIST += $(man1_MANS)
 
 # What the tools share: the dlopen'ed CUDA API, host facts and CPU pinning,
 # the clock and the batch method, the command line, the table/CSV/JSON
@@ -55,7 +54,7 @@ EXTRA_DIST += tools/pplat_kernel.cu
 if HAVE_NVCC
 tools_gdrx_pplat_CPPFLAGS = $(AM_CPPFLAGS) -DGDRX_PPLAT_FATBIN='"tools/pplat_kernel.fatbin"'
 tools/pplat_kernel.fatbin: $(srcdir)/tools/pplat_kernel.cu
-	$(AM_V_GEN)$(NVCC) $(GDRX_NVCC_ARCH) --fatbin -o $@ $(srcdir)/tools/pplat_kernel.cu
+	$(AM_V_GEN)$(MKDIR_P) tools && $(NVCC) $(GDRX_NVCC_ARCH) --fatbin -o $@ $(srcdir)/tools/pplat_kernel.cu
 tools/gdrx_pplat-pplat_image.$(OBJEXT): tools/pplat_kernel.fatbin
 CLEANFILES += tools/pplat_kernel.fatbin
 else
