@@ -115,10 +115,15 @@ static void test_gpu_build_script(void)
         fprintf(stderr, "build_tools.sh printed:\n%s\n", tt_out);
         CU_FAIL("build_tools.sh");
     }
+    /* A sanitized libgdrx wants its runtime loaded first. */
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    char preload[600] = "";
+    if (rt && *rt)
+        snprintf(preload, sizeof(preload), "env LD_PRELOAD='%s' ", rt);
     const char *const runs[] = { "gdrx-copylat -s 8 -n 3", "gdrx-copybw -s 4K -n 2",
                                  "gdrx-apiperf -s 4K -n 2", "gdrx-pplat -n 3 -w 3" };
     for (int i = 0; i < 4; i++) {
-        snprintf(cmd, sizeof(cmd), "'%s'/%s 2>&1", dir, runs[i]);
+        snprintf(cmd, sizeof(cmd), "%s'%s'/%s 2>&1", preload, dir, runs[i]);
         st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         CU_ASSERT_EQUAL(strncmp(tt_out, "SIMULATED GPU: ", 15), 0);

@@ -36,8 +36,10 @@ int tt_run(const char *fmt, ...)
     }
     size_t len = strlen(rest);
     int quiet = len > 12 && strcmp(rest + len - 12, " 2>/dev/null") == 0;
-    snprintf(cmd, sizeof(cmd), "env %s '%s/tools/'%s%s", env, tt_builddir(), rest,
-             quiet ? "" : " 2>&1");
+    int n = snprintf(cmd, sizeof(cmd), "env %s '%s/tools/'%s%s", env, tt_builddir(), rest,
+                     quiet ? "" : " 2>&1");
+    if (n < 0 || (size_t)n >= sizeof(cmd))
+        return -1;
     int st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
     return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
