@@ -6,11 +6,11 @@ BEGIN { FS = "," }
 NR > 1 { key = $2 "|" $3 "|" $4 "|" $6; p50[key] = $10; ref[key] = $13; seen[key] = 1 }
 function has(k) { return k in seen }
 function us(ns) { return sprintf("%.3f us", ns / 1000) }
-function copy(dir, size, label, goal,   k) {
-    k = "copy|gdrx|" dir "|" size
+function copy(dir, size, label, goal,   k, z) {
+    k = "copy|gdrx|" dir "|" size; z = "copy|gdrx-0B|" dir "|" size
     if (!has(k)) return
-    printf "%-26s gdrx %8.1f ns  floor %8.1f ns  gdrx/floor %5.2f  %s\n", label, p50[k],
-        ref[k], (ref[k] > 0 ? p50[k] / ref[k] : 0), goal
+    printf "%-26s gdrx %8.1f ns  floor %8.1f ns  gdrx/floor %5.2f  0 B %6.1f ns  %s\n", label,
+        p50[k], ref[k], (ref[k] > 0 ? p50[k] / ref[k] : 0), p50[z], goal
 }
 function bw(dir, label,   k, c) {
     k = "bw|gdrx|" dir "|4194304"; c = "bw|cuMemcpy|" dir "|4194304"

@@ -2,7 +2,8 @@
  * gdrx-copylat - latency of gdrx copies to/from a GPU mapping, per size,
  * direction and copy variant, against the floor (the same bytes by a bare
  * store + sfence, or a bare streaming load, through the same mapping,
- * timed interleaved with gdrx's copies) and against cuMemcpy.  Uses only
+ * timed interleaved with gdrx's copies, as is gdrx's copy of 0 bytes: its
+ * checks alone) and against cuMemcpy.  Uses only
  * the public gdrx API and the CUDA driver API (dlopen'ed).
  *
  * SPDX-License-Identifier: MIT
@@ -16,29 +17,31 @@ static int measure(struct copy_run *r, struct tool_table *t, int dir, size_t siz
 {
     int to = dir == TOOL_DIR_TO;
     const char *variant = to ? r->to_name : r->from_name, *d = to ? "H->D" : "D->H";
-    struct tool_op ops[3] = {
+    struct tool_op ops[4] = {
         tool_copy_op(&r->b, COPY_GDRX, dir),
         tool_copy_op(&r->b, COPY_FLOOR, dir),
+        tool_copy_op(&r->b, COPY_GDRX0, dir),
         tool_copy_op(&r->b, COPY_CU, dir),
     };
-    struct tool_stats *g = &ops[0].st, *f = &ops[1].st, *c = &ops[2].st;
+    struct tool_stats *g = &ops[0].st, *f = &ops[1].st, *z = &ops[2].st, *c = &ops[3].st;
     char hs[32];
 
-    /* gdrx and its floor in one loop; cuMemcpy on its own (its DMA would
-     * disturb them). */
-    if (copy_tool_measure(r, ops, 2, d, size) != 0 ||
-        copy_tool_measure(r, ops + 2, 1, d, size) != 0) {
-        tool_ops_free(ops, 3);
+    /* gdrx, its floor and its 0-byte copy in one loop; cuMemcpy on its own
+     * (its DMA would disturb them). */
+    if (copy_tool_measure(r, ops, 3, d, size) != 0 ||
+        copy_tool_measure(r, ops + 3, 1, d, size) != 0) {
+        tool_ops_free(ops, 4);
         return 1;
     }
     copy_tool_emit(r, "copy", d, variant, size, &ops[0], "floor", f->p50);
     copy_tool_emit(r, "copy", d, variant, size, &ops[1], NULL, 0);
-    copy_tool_emit(r, "copy", d, "-", size, &ops[2], "gdrx", g->p50);
+    copy_tool_emit(r, "copy", d, variant, size, &ops[2], NULL, 0);
+    copy_tool_emit(r, "copy", d, "-", size, &ops[3], "gdrx", g->p50);
     tool_size_str(size, hs, sizeof(hs));
-    tool_table_row(t, "%s|%u|%.1f|%.1f|%.1f|%.1f|%.1f|%.2f|%.1f|%.2f", hs, g->batch, g->p0,
-                   g->p50, g->p99, f->p50, f->p99, f->p50 > 0 ? g->p50 / f->p50 : 0, c->p50,
-                   g->p50 > 0 ? c->p50 / g->p50 : 0);
-    tool_ops_free(ops, 3);
+    tool_table_row(t, "%s|%u|%.1f|%.1f|%.1f|%.1f|%.1f|%.2f|%.1f|%.1f|%.2f", hs, g->batch,
+                   g->p0, g->p50, g->p99, f->p50, f->p99, f->p50 > 0 ? g->p50 / f->p50 : 0,
+                   z->p50, c->p50, g->p50 > 0 ? c->p50 / g->p50 : 0);
+    tool_ops_free(ops, 4);
     return 0;
 }
 
@@ -53,7 +56,8 @@ int main(int argc, char **argv)
             "Latency of gdrx_copy_to_mapping / gdrx_copy_from_mapping per size, with\n"
             "the floor (the same bytes by a bare store + sfence, or a bare streaming\n"
             "load, through the same mapping, interleaved with gdrx's copies in one\n"
-            "loop) and cuMemcpy from/to the same host buffer.\n"
+            "loop), gdrx's copy of 0 bytes (its checks alone, in the same loop) and\n"
+            "cuMemcpy from/to the same host buffer.\n"
             "Options:\n",
         .sizes_default = "1,2,4,...,64K,256K,1M",
         .sizes = sizes, .nsizes = sizeof(sizes) / sizeof(sizes[0]),
@@ -66,7 +70,8 @@ int main(int argc, char **argv)
         .title_to = "host -> GPU (gdrx_copy_to_mapping; floor: store + sfence)",
         .title_from = "GPU -> host (gdrx_copy_from_mapping; floor: streaming load)",
         .heads = "size (B)|ops/batch|gdrx P0 (ns)|gdrx P50 (ns)|gdrx P99 (ns)|"
-                 "floor P50 (ns)|floor P99 (ns)|gdrx/floor|cuMemcpy P50 (ns)|cuMemcpy/gdrx",
+                 "floor P50 (ns)|floor P99 (ns)|gdrx/floor|gdrx 0 B P50 (ns)|cuMemcpy P50 (ns)|"
+                 "cuMemcpy/gdrx",
         .measure = measure,
     };
     return copy_tool_main(&spec, argc, argv);

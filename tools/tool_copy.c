@@ -31,6 +31,24 @@ static int gdrx_from(void *ctx, unsigned count)
     return rc;
 }
 
+static int gdrx0_to(void *ctx, unsigned count)
+{
+    struct tool_copy *b = ctx;
+    int rc = 0;
+    for (unsigned i = 0; i < count && rc == 0; i++)
+        rc = gdrx_copy_to_mapping(b->pin, b->map, b->host, 0);
+    return rc;
+}
+
+static int gdrx0_from(void *ctx, unsigned count)
+{
+    struct tool_copy *b = ctx;
+    int rc = 0;
+    for (unsigned i = 0; i < count && rc == 0; i++)
+        rc = gdrx_copy_from_mapping(b->pin, b->host, b->map, 0);
+    return rc;
+}
+
 static int floor_to(void *ctx, unsigned count)
 {
     struct tool_copy *b = ctx;
@@ -74,6 +92,7 @@ struct tool_op tool_copy_op(struct tool_copy *b, enum tool_copy_kind kind, int d
         [COPY_GDRX] = { "gdrx", { gdrx_to, gdrx_from } },
         [COPY_FLOOR] = { "floor", { floor_to, floor_from } },
         [COPY_CU] = { "cuMemcpy", { cu_to, cu_from } },
+        [COPY_GDRX0] = { "gdrx-0B", { gdrx0_to, gdrx0_from } },
     };
     struct tool_op op = { .name = kinds[kind].name,
                           .run = kinds[kind].fn[dir == TOOL_DIR_TO ? 0 : 1], .ctx = b };

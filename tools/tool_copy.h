@@ -34,8 +34,9 @@ struct tool_copy {
     int         streaming; /* the floor may use MOVNTDQA */
 };
 
-/* What copies: gdrx's copy, its floor, cuMemcpy. */
-enum tool_copy_kind { COPY_GDRX, COPY_FLOOR, COPY_CU };
+/* What copies: gdrx's copy, its floor, cuMemcpy, and gdrx's copy of 0
+ * bytes (its checks alone: what a copy costs beyond the floor besides). */
+enum tool_copy_kind { COPY_GDRX, COPY_FLOOR, COPY_CU, COPY_GDRX0 };
 
 /* Allocate, pin and map room for max_size bytes (plus an unaligned
  * offset); 0 or -1 (message printed). */
@@ -43,7 +44,8 @@ int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size);
 void tool_copy_teardown(struct tool_copy *b);
 
 /* The tool_op of a kind of copy in a direction (TOOL_DIR_*), named
- * "gdrx", "floor" or "cuMemcpy" (ctx: b, whose size the caller sets). */
+ * "gdrx", "floor", "cuMemcpy" or "gdrx-0B" (ctx: b, whose size the caller
+ * sets). */
 struct tool_op tool_copy_op(struct tool_copy *b, enum tool_copy_kind kind, int dir);
 
 /* Write through gdrx and read back with cuMemcpyDtoH (TOOL_DIR_TO), or

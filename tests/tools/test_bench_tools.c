@@ -125,7 +125,7 @@ static void test_table(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(h, "floor P50 (ns)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(h, "gdrx/floor"));
     int want = columns(h, strcspn(h, "\n")), rows = 0;
-    CU_ASSERT_EQUAL(want, 10);
+    CU_ASSERT_EQUAL(want, 11);
     for (const char *l = strchr(h, '\n') + 1; *l && *l != '\n'; l = strchr(l, '\n') + 1) {
         CU_ASSERT_EQUAL(columns(l, strcspn(l, "\n")), want);
         rows++;
@@ -161,8 +161,9 @@ static void test_csv(void)
         "p50_ns,p99_ns,ref,ref_p50_ns,ratio,gpu,gpu_bus,driver,cuda,cpu,cpu_core,numa_node,"
         "backend,mapping,clock,simulated\n";
     CU_ASSERT_EQUAL(strncmp(tt_out, head, sizeof(head) - 1), 0);
-    /* 2 sizes x 2 directions x (gdrx, floor, cuMemcpy) */
-    CU_ASSERT_EQUAL(csv_rows(tt_out, ",floor,H->D,"), 12);
+    /* 2 sizes x 2 directions x (gdrx, floor, gdrx-0B, cuMemcpy) */
+    CU_ASSERT_EQUAL(csv_rows(tt_out, ",floor,H->D,"), 16);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "gdrx-copylat,copy,gdrx-0B,H->D,"));
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "gdrx-copylat,copy,gdrx,D->H,"));
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "simcu"));  /* the GPU's name */
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, ",dmabuf,wc,"));
@@ -220,10 +221,10 @@ static void test_output_file(void)
     snprintf(raw, sizeof(raw), "%s/raw.csv", dir);
     CU_ASSERT_EQUAL(tt_run("|gdrx-copylat -s 8 -n 7 -w 2 -t to -o %s --raw %s", path, raw), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "size (B)"));   /* the table on stdout */
-    CU_ASSERT_EQUAL(csv_rows(tt_slurp(path), "gdrx-copylat,copy,gdrx,H->D,"), 3);
-    /* gdrx, floor, cuMemcpy: 7 samples each */
+    CU_ASSERT_EQUAL(csv_rows(tt_slurp(path), "gdrx-copylat,copy,gdrx,H->D,"), 4);
+    /* gdrx, floor, gdrx-0B, cuMemcpy: 7 samples each */
     CU_ASSERT_EQUAL(csv_rows(tt_slurp(raw), "tool,test,op,dir,variant,size_B,batch,sample,"
-                             "ns_per_op\n"), 21);
+                             "ns_per_op\n"), 28);
     tt_rmdir(dir);
 }
 
