@@ -7,6 +7,7 @@
 #                                     # set: the registration cache too
 #   bash tests/gpu/bench.sh measure   # the suite (tools/run-benchmarks.sh), then
 #                                     # gdrx-copylat and gdrx-copybw per copy variant
+#                                     # (builds first when the build is gone)
 # Files under $OUT (default /tmp/gdrx-bench), six at most:
 #   build.txt      the build's log (build)
 #   tables.txt     every table, the per-variant runs and the summary (measure)
@@ -54,7 +55,11 @@ variants() {
 
 do_measure() {
     local rc=0
-    have_build || { echo "bench.sh: no build in $B: run 'bash tests/gpu/bench.sh build' first"; return 1; }
+    # A machine given back between the calls starts bare: build again.
+    if ! have_build; then
+        echo "bench.sh: no build in $B: building first (log in $OUTDIR/build.txt)"
+        do_build > "$OUTDIR/build.txt" 2>&1 || { echo "bench.sh: the build failed"; return 1; }
+    fi
     lscpu > "$OUTDIR/lscpu.txt" 2>&1
     nvidia-smi -q > "$OUTDIR/nvidia-smi.txt" 2>&1
     local head
