@@ -62,8 +62,12 @@ int tool_env_open(struct tool_env *e, const struct tool_common *opts, int open_g
     memset(e, 0, sizeof(*e));
     e->opts = opts;
     e->info = tool_table_stream(opts) ? stdout : stderr;
-    if (tool_cuda_load(&e->cu, err, sizeof(err)) != 0 ||
-        tool_cuda_open_device(&e->cu, opts->device, &e->dev, err, sizeof(err)) != 0) {
+    if (tool_cuda_load(&e->cu, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s (is the NVIDIA driver installed? Without a GPU, `make bench` "
+                "runs the tools on the simulated GPU)\n", tool, err);
+        return TOOL_EXIT_FAIL;
+    }
+    if (tool_cuda_open_device(&e->cu, opts->device, &e->dev, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", tool, err);
         return TOOL_EXIT_FAIL;
     }
