@@ -118,6 +118,7 @@ static int measure_dir(struct copy_run *r, int dir)
  * should go on with the other variants. */
 static int give_up(struct copy_run *r, int status)
 {
+    tool_env_close_gdrx(&r->env);
     tool_copy_teardown(&r->b);
     tool_env_close(&r->env);
     return status;

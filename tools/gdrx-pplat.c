@@ -215,7 +215,7 @@ static void teardown(struct pp *p)
         free((void *)p->host);
     else
         pp_gpu_host_free(p);
-    /* The pin goes with the context. */
+    tool_env_close_gdrx(p->e); /* unpins before the memory goes */
     if (p->dev)
         p->e->cu.MemFree(p->dev);
 }

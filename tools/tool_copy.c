@@ -181,7 +181,7 @@ int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size)
 
 void tool_copy_teardown(struct tool_copy *b)
 {
-    /* The pin goes with the context (tool_env_close). */
+    /* The pin went with the context (tool_env_close_gdrx, called first). */
     if (b->dptr)
         b->cu->MemFree(b->dptr);
     free(b->host);

@@ -41,6 +41,7 @@ enum tool_copy_kind { COPY_GDRX, COPY_FLOOR, COPY_CU, COPY_GDRX0 };
 /* Allocate, pin and map room for max_size bytes (plus an unaligned
  * offset); 0 or -1 (message printed). */
 int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size);
+/* Free the buffers; the caller closed the gdrx context (the pin) first. */
 void tool_copy_teardown(struct tool_copy *b);
 
 /* The tool_op of a kind of copy in a direction (TOOL_DIR_*), named

@@ -140,11 +140,16 @@ void tool_env_preamble(const struct tool_env *e, const char *method)
     fflush(f);
 }
 
-void tool_env_close(struct tool_env *e)
+void tool_env_close_gdrx(struct tool_env *e)
 {
     if (e->ctx.id)
         gdrx_close(e->ctx);
     e->ctx.id = 0;
+}
+
+void tool_env_close(struct tool_env *e)
+{
+    tool_env_close_gdrx(e);
     if (e->dev_open)
         e->cu.DevicePrimaryCtxRelease(e->dev);
     e->dev_open = 0;

@@ -45,7 +45,12 @@ void tool_env_describe_pin(struct tool_env *e, gdrx_pin_t pin);
  * driver, CPU and pinning, clock, and `method` (the tool's lines). */
 void tool_env_preamble(const struct tool_env *e, const char *method);
 
-/* Close the context and release the device. */
+/* Close the gdrx context (it unmaps and unpins what it holds): before the
+ * memory it pinned is freed, so that no pin outlives its memory. */
+void tool_env_close_gdrx(struct tool_env *e);
+
+/* tool_env_close_gdrx, then release the device (which frees what is left
+ * of its memory). */
 void tool_env_close(struct tool_env *e);
 
 /* The explanation of a failed gdrx call (names GDRX_BACKEND when an
