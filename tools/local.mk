@@ -5,8 +5,10 @@
 bin_PROGRAMS += tools/gdrx-copylat tools/gdrx-copybw tools/gdrx-apiperf tools/gdrx-pplat \
 	tools/gdrx-info
 noinst_PROGRAMS += tools/gdrx-hookcost
-man1_MANS += tools/man/gdrx-copylat.1 tools/man/gdrx-copybw.1 tools/man/gdrx-apiperf.1 \
+GDRX_TOOL_MANS = tools/man/gdrx-copylat.1 tools/man/gdrx-copybw.1 tools/man/gdrx-apiperf.1 \
 	tools/man/gdrx-pplat.1
+man1_MANS += $(GDRX_TOOL_MANS)
+EXTRA_DIST += $(GDRX_TOOL_MANS)
 
 # What the tools share: the dlopen'ed CUDA API, host facts and CPU pinning,
 # the clock and the batch method, the command line, the table/CSV/JSON
