@@ -150,7 +150,19 @@ int tool_run_variants(const struct tool_common *c, int argc, char **argv)
 {
     char **args = calloc((size_t)argc + 12, sizeof(*args));
     char *outs[NVARIANTS] = { 0 }, *raws[NVARIANTS] = { 0 };
-    const char *base = c->out_path ? c->out_path : "/tmp/gdrx-tool";
+    /* The children's files: next to the output file, or in a private
+     * directory when the merged result goes to stdout. */
+    char tmpdir[] = "/tmp/gdrx-tool.XXXXXX", basebuf[sizeof(tmpdir) + 8];
+    const char *base = c->out_path;
+    if (!base && c->machine) {
+        if (!mkdtemp(tmpdir)) {
+            fprintf(stderr, "%s: mkdtemp: %s\n", c->tool, strerror(errno));
+            free(args);
+            return TOOL_EXIT_FAIL;
+        }
+        snprintf(basebuf, sizeof(basebuf), "%s/out", tmpdir);
+        base = basebuf;
+    }
     int failed = 0, ran = 0, nv = 0, stop = 0;
 
     if (!args)
@@ -196,6 +208,8 @@ int tool_run_variants(const struct tool_common *c, int argc, char **argv)
         free(outs[i]);
         free(raws[i]);
     }
+    if (base == basebuf)
+        rmdir(tmpdir);
     free(args);
     if (!ran && !failed) {
         fprintf(stderr, "%s: no copy variant could be measured: NOT RUN\n", c->tool);
