@@ -30,6 +30,17 @@ static const struct {
     SYM(MemcpyHtoD, "cuMemcpyHtoD_v2"),
     SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"),
     SYM(GetErrorName, "cuGetErrorName"),
+}, optional[] = {
+    SYM(ModuleLoadData, "cuModuleLoadData"),
+    SYM(ModuleUnload, "cuModuleUnload"),
+    SYM(ModuleGetFunction, "cuModuleGetFunction"),
+    SYM(LaunchKernel, "cuLaunchKernel"),
+    SYM(StreamCreate, "cuStreamCreate"),
+    SYM(StreamDestroy, "cuStreamDestroy_v2"),
+    SYM(StreamSynchronize, "cuStreamSynchronize"),
+    SYM(MemHostAlloc, "cuMemHostAlloc"),
+    SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
+    SYM(MemFreeHost, "cuMemFreeHost"),
 #undef SYM
 };
 
@@ -51,6 +62,12 @@ int tool_cuda_load(struct tool_cuda *cu, char *err, size_t errlen)
         }
         /* POSIX guarantees function pointers round-trip through void *. */
         memcpy((char *)cu + symbols[i].offset, &fn, sizeof(fn));
+    }
+    cu->can_launch = 1;
+    for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+        void *fn = dlsym(cu->handle, optional[i].name);
+        cu->can_launch &= fn != NULL;
+        memcpy((char *)cu + optional[i].offset, &fn, sizeof(fn));
     }
     /* Only the test double exports its control API. */
     cu->simulated = dlsym(cu->handle, "simcu_lookup") != NULL;

@@ -28,6 +28,21 @@ struct tool_cuda {
     CUresult (*MemcpyHtoD)(CUdeviceptr dst, const void *src, size_t size);
     CUresult (*MemcpyDtoH)(void *dst, CUdeviceptr src, size_t size);
     CUresult (*GetErrorName)(CUresult err, const char **name);
+    /* Optional (NULL when absent, as in the simulated GPU): what running a
+     * kernel takes (gdrx-pplat). */
+    CUresult (*ModuleLoadData)(CUmodule *module, const void *image);
+    CUresult (*ModuleUnload)(CUmodule module);
+    CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule module, const char *name);
+    CUresult (*LaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                             CUstream stream, void **params, void **extra);
+    CUresult (*StreamCreate)(CUstream *stream, unsigned flags);
+    CUresult (*StreamDestroy)(CUstream stream);
+    CUresult (*StreamSynchronize)(CUstream stream);
+    CUresult (*MemHostAlloc)(void **p, size_t size, unsigned flags);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *dptr, void *p, unsigned flags);
+    CUresult (*MemFreeHost)(void *p);
+    int can_launch; /* every optional function above was found */
 };
 
 /* Load libcuda.so.1 and every function above; 0, or -1 with a reason in

@@ -19,8 +19,19 @@ void tool_cpu_name(char *buf, size_t len);
  * "not loaded". */
 void tool_nvidia_kmod_version(char *buf, size_t len);
 
-/* Parse a byte count: decimal with an optional K, M or G suffix (powers
- * of 1024).  0 on success, -1 if malformed. */
-int tool_parse_size(const char *s, size_t *out);
+/* The NUMA node of a PCI device ("0000:41:00.0", any case), or -1. */
+int tool_pci_numa_node(const char *busid);
+
+/*
+ * Pin the calling thread: to `cpu` if >= 0; for TOOL_CPU_AUTO (-1) to an
+ * allowed CPU of NUMA node `node` (the last of them: CPU 0 and the first
+ * ones take the interrupts), or of any node when it has none; -2: leave
+ * the affinity alone.  0 with the CPU in *chosen (-1 when not pinned), or
+ * -1 with the reason in why.
+ */
+int tool_pin_cpu(int cpu, int node, int *chosen, char *why, size_t whylen);
+
+/* The NUMA node of a CPU, or -1. */
+int tool_cpu_node(int cpu);
 
 #endif /* GDRX_TOOL_SYS_H */

@@ -6,6 +6,7 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_compat.h \
 	ucx_plugin/uct_gdrx_md.h \
 	ucx_plugin/uct_gdrx_md.c \
+	ucx_plugin/uct_gdrx_md_setup.c \
 	ucx_plugin/uct_gdrx_mem.c \
 	ucx_plugin/uct_gdrx_rcache.c \
 	ucx_plugin/uct_gdrx_events.h \
@@ -16,6 +17,8 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_keycache.h \
 	ucx_plugin/uct_gdrx_dma.h \
 	ucx_plugin/uct_gdrx_dma.c \
+	ucx_plugin/uct_gdrx_cuda.h \
+	ucx_plugin/uct_gdrx_cuda.c \
 	ucx_plugin/uct_gdrx_keycache.c \
 	ucx_plugin/uct_gdrx_ep.c \
 	ucx_plugin/uct_gdrx_stats.c \

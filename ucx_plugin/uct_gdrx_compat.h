@@ -143,8 +143,9 @@ uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
 #  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
 #endif
 
-/* Tested: 1.13, 1.16, 1.22; the members of 1.17-1.21 differ (see
- * research), so those are refused; releases after 1.22 take its branch. */
+/* Tested: 1.13, 1.16, 1.18, 1.22; 1.18's internal ops are 1.16's, those
+ * of 1.17 and 1.19-1.21 differ or are untested, so those are refused;
+ * releases after 1.22 take its branch. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
     .iface_query_v2        = uct_iface_base_query_v2, \
@@ -153,13 +154,13 @@ uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
     .ep_is_connected       = uct_base_ep_is_connected, \
     .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
     .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
-#elif UCT_GDRX_UCX_AT_LEAST(1, 16) && !UCT_GDRX_UCX_AT_LEAST(1, 17)
+#elif (UCT_API == UCT_VERSION(1, 16)) || (UCT_API == UCT_VERSION(1, 18))
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
     .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
     .ep_is_connected       = uct_base_ep_is_connected,
 #elif UCT_GDRX_UCX_AT_LEAST(1, 14)
-#  error "gdrx supports UCX 1.13, 1.16 and 1.22 or newer (see README.md)"
+#  error "gdrx supports UCX 1.13, 1.16, 1.18 and 1.22 or newer (see README.md)"
 #endif
 
 #if !UCT_GDRX_UCX_AT_LEAST(1, 15)
@@ -174,18 +175,26 @@ uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED
 #endif
 
-/* Fields of uct_perf_attr_t newer than 1.13 */
+/* Fields of uct_perf_attr_t newer than 1.13: flags since 1.17 (UCP asks
+ * for them on AM lanes), path_bandwidth (filled from 1.22). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 17)
+#  define UCT_GDRX_ESTIMATE_PERF_FLAGS(_perf_attr) \
+    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_FLAGS) { \
+        (_perf_attr)->flags = 0; \
+    }
+#else
+#  define UCT_GDRX_ESTIMATE_PERF_FLAGS(_perf_attr)
+#endif
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw) \
     if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH) { \
         (_perf_attr)->path_bandwidth.dedicated = (_bw); \
         (_perf_attr)->path_bandwidth.shared    = 0; \
     } \
-    if ((_perf_attr)->field_mask & UCT_PERF_ATTR_FIELD_FLAGS) { \
-        (_perf_attr)->flags = 0; \
-    }
+    UCT_GDRX_ESTIMATE_PERF_FLAGS(_perf_attr)
 #else
-#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw)
+#  define UCT_GDRX_ESTIMATE_PERF_VERSIONED(_perf_attr, _bw) \
+    UCT_GDRX_ESTIMATE_PERF_FLAGS(_perf_attr)
 #endif
 
 /* md_ops.query: fields of the flat attributes beyond the common ones.  UCP

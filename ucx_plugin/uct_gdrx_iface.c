@@ -263,6 +263,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     const uct_gdrx_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gdrx_iface_config_t);
     uct_gdrx_md_t *gdrx_md = ucs_derived_of(md, uct_gdrx_md_t);
+    ucs_status_t status;
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gdrx_iface_ops,
                               &uct_gdrx_iface_internal_ops, md, worker, params,
@@ -282,6 +283,12 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
         ucs_error("gdrx: SEG_SIZE %zu above %d, or a bandwidth not positive",
                   config->seg_size, UCT_GDRX_MAX_SEG_SIZE);
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* only now, with a valid configuration: libgdrx's hooks go in here */
+    status = uct_gdrx_md_activate(gdrx_md);
+    if (status != UCS_OK) {
+        return status;
     }
 
     self->id                    = ucs_generate_uuid((uintptr_t)self);

@@ -11,6 +11,7 @@
 
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
+#include "uct_gdrx_cuda.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -103,6 +104,17 @@ ucs_status_t uct_gdrx_md_status(int err)
     }
 }
 
+/* Registrations go through a cache (or will, once it is made): UCP may
+ * count them as free. */
+static int uct_gdrx_md_cached(uct_gdrx_md_t *md)
+{
+    if (md->setup.enable_rcache == UCS_NO) {
+        return 0;
+    }
+    return (__atomic_load_n(&md->state, __ATOMIC_ACQUIRE) !=
+            UCT_GDRX_MD_STATE_READY) || (md->rcache != NULL);
+}
+
 static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
@@ -125,7 +137,9 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
     UCT_GDRX_MD_CAP(attr, max_alloc)        = 0;
     UCT_GDRX_MD_CAP(attr, max_reg)          = ULONG_MAX;
     attr->rkey_packed_size                  = sizeof(uct_gdrx_key_t);
-    attr->reg_cost                          = md->reg_cost;
+    attr->reg_cost                          = uct_gdrx_md_cached(md) ?
+                                              ucs_linear_func_make(0, 0) :
+                                              md->reg_cost;
     memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
     return UCS_OK;
 }
@@ -133,9 +147,16 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
 ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
                              unsigned reg_flags, uct_mem_h *memh_p)
 {
+    ucs_status_t status;
+
     if (length == 0) {
         *memh_p = &uct_gdrx_empty_memh;
         return UCS_OK;
+    }
+
+    status = uct_gdrx_md_activate(md);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
     }
 
     if (md->rcache != NULL) {
@@ -227,7 +248,14 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
                                           uct_gdrx_mem_attr_t *mem_attr)
 {
     struct gdrx_mem_info info;
+    ucs_status_t status;
     int ret;
+
+    /* UCX may cache what is found here: the free events must be on */
+    status = uct_gdrx_md_activate(ucs_derived_of(tl_md, uct_gdrx_md_t));
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
 
     ret = gdrx_mem_query((uintptr_t)address, &info);
     if (ret != 0) {
@@ -243,8 +271,9 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         mem_attr->mem_type = UCS_MEMORY_TYPE_CUDA;
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(SYS_DEV)) {
-        /* libgdrx names GPUs by ordinal, not PCI bus id */
-        mem_attr->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+        /* as cuda_copy names it: UCP picks lanes near the GPU by it,
+         * whichever MD answered the detection first */
+        mem_attr->sys_dev = uct_gdrx_cuda_sys_dev(info.device);
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(BASE_ADDRESS)) {
         mem_attr->base_address = (void*)(uintptr_t)info.base;
@@ -292,23 +321,12 @@ static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
                         md->events ? "events" : "buffer-id");
 }
 
-static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)
-{
-    if (md->events_state != UCT_GDRX_EVENTS_OFF) {
-        uct_gdrx_events_put();
-    }
-}
-
 static void uct_gdrx_md_close(uct_md_h tl_md)
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
 
-    if (md->rcache != NULL) {
-        ucs_rcache_destroy(md->rcache);
-    }
+    uct_gdrx_md_setup_cleanup(md);
     uct_gdrx_md_dump_counters(md);
-    uct_gdrx_md_put_events(md);
-    gdrx_close(md->ctx);
     ucs_free(md->stats_dump);
     ucs_free(md);
 }
@@ -327,21 +345,6 @@ static uct_md_ops_t uct_gdrx_md_ops = {
     .detect_memory_type = uct_gdrx_md_detect_memory_type
 };
 
-static ucs_status_t uct_gdrx_md_open_ctx(const uct_gdrx_md_config_t *config,
-                                         gdrx_t *ctx)
-{
-    struct gdrx_open_params params;
-    int ret;
-
-    gdrx_open_params_init(&params);
-    params.backend = (gdrx_backend_t)config->backend;
-    ret            = gdrx_open(&params, ctx);
-    if (ret != 0) {
-        ucs_debug("gdrx: gdrx_open failed: %s", gdrx_strerror(ret));
-    }
-    return uct_gdrx_md_status(ret);
-}
-
 static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
                                      const char *md_name,
                                      const uct_md_config_t *uct_config,
@@ -349,8 +352,6 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
 {
     const uct_gdrx_md_config_t *config = ucs_derived_of(uct_config,
                                                         uct_gdrx_md_config_t);
-    uct_gdrx_events_state_t events = UCT_GDRX_EVENTS_UNAVAILABLE;
-    ucs_status_t status;
     uct_gdrx_md_t *md;
 
     md = ucs_calloc(1, sizeof(*md), "uct_gdrx_md_t");
@@ -365,68 +366,48 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
     md->reg_cost        = config->uc_reg_cost;
     md->stats_dump      = ucs_strdup(config->stats_dump, "gdrx stats_dump");
     if (md->stats_dump == NULL) {
-        status = UCS_ERR_NO_MEMORY;
+        ucs_error("gdrx: failed to allocate the memory domain");
         goto err_free_md;
     }
 
-    status = uct_gdrx_md_open_ctx(config, &md->ctx);
-    if (status != UCS_OK) {
-        goto err_free_dump;
-    }
-
-    /* MEM_EVENTS=n installs nothing: UCX then needs UCX_MEMTYPE_CACHE=n,
-     * and cache hits are checked against the buffer id */
-    events           = config->mem_events ? uct_gdrx_events_get() :
-                                            UCT_GDRX_EVENTS_OFF;
-    md->events_state = events;
-    md->events = (events == UCT_GDRX_EVENTS_BRIDGED) ||
-                 (events == UCT_GDRX_EVENTS_UCX_HOOKS);
-
-    if (config->enable_rcache != UCS_NO) {
-        status = uct_gdrx_rcache_create(md, config);
-        if (status == UCS_OK) {
-            md->reg_cost = ucs_linear_func_make(0, 0);
-        } else if (config->enable_rcache == UCS_YES) {
-            ucs_error("gdrx: failed to create the registration cache: %s",
-                      ucs_status_string(status));
-            goto err_put_events;
-        } else {
-            md->rcache = NULL;
-            ucs_debug("gdrx: no registration cache: %s",
-                      ucs_status_string(status));
-        }
-    }
+    /* nothing else yet: see uct_gdrx_md_setup.c */
+    uct_gdrx_md_setup_init(md, config);
 
     *md_p = &md->super;
     return UCS_OK;
 
-err_put_events:
-    uct_gdrx_md_put_events(md);
-    gdrx_close(md->ctx);
-err_free_dump:
-    ucs_free(md->stats_dump);
 err_free_md:
     ucs_free(md);
-    return status;
+    return UCS_ERR_NO_MEMORY;
 }
 
-/* One MD if libgdrx can open a context (a usable GPU and backend). */
+/* One MD if libgdrx finds a usable GPU and backend.  A probe, not
+ * gdrx_open: listing resources must not install libgdrx's hooks. */
 static ucs_status_t
 uct_gdrx_query_md_resources(uct_component_t *component,
                             uct_md_resource_desc_t **resources_p,
                             unsigned *num_resources_p)
 {
-    gdrx_t ctx;
+    struct gdrx_open_params params;
+    uct_md_config_t *md_config;
     int ret;
 
-    ret = gdrx_open(NULL, &ctx);
+    /* the backend the MD would open (UCX_GDRX_BACKEND, ucx.conf) */
+    gdrx_open_params_init(&params);
+    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
+        UCS_OK) {
+        params.backend = (gdrx_backend_t)ucs_derived_of(
+                md_config, uct_gdrx_md_config_t)->backend;
+        uct_config_release(md_config);
+    }
+
+    ret = gdrx_probe(&params, NULL);
     if (ret != 0) {
         ucs_debug("gdrx: no usable GPU (%s), no gdrx resource",
                   gdrx_strerror(ret));
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 
-    gdrx_close(ctx);
     return uct_md_query_single_md_resource(component, resources_p,
                                            num_resources_p);
 }

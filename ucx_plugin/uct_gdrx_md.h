@@ -12,6 +12,7 @@
 #include <gdrx.h>
 #include <ucs/memory/rcache.h>
 #include <ucs/type/spinlock.h>
+#include <pthread.h>
 
 
 #define UCT_GDRX_NAME      "gdrx"
@@ -83,19 +84,60 @@ typedef struct uct_gdrx_md_config {
 } uct_gdrx_md_config_t;
 
 
+/* Where the MD stands.  UCP opens the MD of every component it finds, also
+ * when UCX_TLS leaves gdrx out, so opening changes nothing in the process:
+ * libgdrx's context (and its CUDA free hooks), the event bridge and the
+ * registration cache come with the first use (uct_gdrx_md_activate). */
+typedef enum uct_gdrx_md_state {
+    UCT_GDRX_MD_STATE_IDLE   = 0, /**< opened by UCX, nothing set up yet */
+    UCT_GDRX_MD_STATE_READY  = 1, /**< context, events and cache set up */
+    UCT_GDRX_MD_STATE_FAILED = 2  /**< set-up failed: every use fails */
+} uct_gdrx_md_state_t;
+
+
+/* What the set-up needs from the configuration (freed after md_open). */
+typedef struct uct_gdrx_md_setup {
+    gdrx_backend_t           backend;
+    int                      mem_events;
+    int                      enable_rcache; /**< ucs_ternary_auto_value_t */
+    ucs_rcache_params_t      rcache;        /**< from UCX_GDRX_RCACHE_* */
+    ucs_status_t             status;        /**< of the set-up, once done */
+} uct_gdrx_md_setup_t;
+
+
 typedef struct uct_gdrx_md {
     uct_md_t                 super;
+    int                      state;        /**< uct_gdrx_md_state_t, atomic */
+    pthread_mutex_t          setup_lock;   /**< one set-up at a time */
+    uct_gdrx_md_setup_t      setup;
     gdrx_t                   ctx;
     ucs_rcache_t             *rcache;      /**< NULL when disabled */
     int                      events;       /**< frees reach the caches: hits
                                                 need no buffer id check */
     int                      events_state; /**< uct_gdrx_events_state_t */
     int                      detect;
-    ucs_linear_func_t        reg_cost;
+    ucs_linear_func_t        reg_cost;     /**< of a registration, uncached */
     char                     *stats_dump;
     uct_gdrx_md_counters_t   counters;
 } uct_gdrx_md_t;
 
+
+/* uct_gdrx_md_setup.c: the first use's set-up, and its undoing at close */
+void uct_gdrx_md_setup_init(uct_gdrx_md_t *md,
+                            const uct_gdrx_md_config_t *config);
+ucs_status_t uct_gdrx_md_activate_slow(uct_gdrx_md_t *md);
+void uct_gdrx_md_setup_cleanup(uct_gdrx_md_t *md);
+
+/* Make the MD usable (context, events, cache): UCS_OK once set up. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_md_activate(uct_gdrx_md_t *md)
+{
+    if (ucs_likely(__atomic_load_n(&md->state, __ATOMIC_ACQUIRE) ==
+                   UCT_GDRX_MD_STATE_READY)) {
+        return UCS_OK;
+    }
+    return uct_gdrx_md_activate_slow(md);
+}
 
 /* uct_gdrx_md.c */
 ucs_status_t uct_gdrx_md_status(int err);
@@ -118,8 +160,9 @@ extern uct_gdrx_mem_t uct_gdrx_host_memh;
 extern uct_gdrx_mem_t uct_gdrx_empty_memh;
 
 /* uct_gdrx_rcache.c */
-ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
-                                    const uct_gdrx_md_config_t *config);
+void uct_gdrx_rcache_params_init(ucs_rcache_params_t *params,
+                                  const uct_gdrx_md_config_t *config);
+ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md);
 ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  size_t length, unsigned flags,
                                  uct_mem_h *memh_p);

@@ -76,14 +76,21 @@ static ucs_rcache_ops_t uct_gdrx_rcache_ops = {
     .dump_region = uct_gdrx_rcache_dump_region_cb
 };
 
-ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
-                                    const uct_gdrx_md_config_t *config)
+/* At md_open: the configuration is gone by the time the cache is made. */
+void uct_gdrx_rcache_params_init(ucs_rcache_params_t *params,
+                                  const uct_gdrx_md_config_t *config)
 {
-    ucs_rcache_params_t params;
+    uct_gdrx_rcache_set_params(params, &config->rcache);
+    params->region_struct_size = sizeof(uct_gdrx_rcache_region_t);
+    UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(params, UCT_GDRX_GPU_PAGE);
+    params->ops                = &uct_gdrx_rcache_ops;
+    params->flags              = UCT_GDRX_RCACHE_FLAGS;
+}
 
-    uct_gdrx_rcache_set_params(&params, &config->rcache);
-    params.region_struct_size = sizeof(uct_gdrx_rcache_region_t);
-    UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(&params, UCT_GDRX_GPU_PAGE);
+ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md)
+{
+    ucs_rcache_params_t params = md->setup.rcache;
+
     /* UCX's hooks raise the events where they work; otherwise gdrx's bridge
      * does (or nobody: hits are checked), and UCX must not try to install
      * hooks of its own for this cache */
@@ -92,8 +99,6 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md,
         params.ucm_events    |= UCM_EVENT_FLAG_NO_INSTALL;
     }
     params.context            = md;
-    params.ops                = &uct_gdrx_rcache_ops;
-    params.flags              = UCT_GDRX_RCACHE_FLAGS;
     return ucs_rcache_create(&params, UCT_GDRX_NAME, NULL, &md->rcache);
 }
 

@@ -171,6 +171,17 @@ void gdrx_open_params_init(struct gdrx_open_params *params);
  */
 int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
 
+/**
+ * Whether gdrx_open(params) would find a GPU and a working backend, without
+ * what gdrx_open sets up for the whole process: no CUDA free hooks, no fork
+ * handlers, no trace of libcuda.  It loads libcuda (as any CUDA user does)
+ * and opens and closes the backend.  0 and *backend_out (may be NULL) set
+ * to the backend that would be used; otherwise gdrx_open's errors, and
+ * -ENODEV when CUDA sees no GPU (where gdrx_open would open a context
+ * with no device).
+ */
+int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out);
+
 /** Close a context; unmaps and unpins whatever it still holds. */
 int gdrx_close(gdrx_t ctx);
 

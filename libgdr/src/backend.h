@@ -58,6 +58,9 @@ struct gdrx_backend_ops {
      * (the core then tries the next backend in AUTO mode). */
     int  (*open)(void **bctx);
     void (*close)(void *bctx);
+    /* Optional: whether open() would succeed, leaving nothing behind (for
+     * gdrx_probe).  Without it a probe is open() then close(). */
+    int  (*probe)(void);
     /* Called with the primary context of req->device current. */
     int  (*pin)(void *bctx, const struct gdrx_pin_req *req,
                 struct gdrx_backend_pin *bp);

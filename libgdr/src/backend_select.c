@@ -48,16 +48,26 @@ static int backend_from_env(gdrx_backend_t *out)
     return -EINVAL;
 }
 
-static int open_one(const struct gdrx_backend_ops *ops, void **bctx)
+static int open_one(const struct gdrx_backend_ops *ops, void **bctx, int probe)
 {
-    int rc = ops->open(bctx);
+    int rc;
 
+    if (!probe) {
+        rc = ops->open(bctx);
+    } else if (ops->probe) {
+        rc = ops->probe();
+    } else {
+        rc = ops->open(bctx);
+        if (rc == 0)
+            ops->close(*bctx);
+    }
     if (rc)
         gdrx_info("backend %s unavailable: %s", ops->name, gdrx_strerror(rc));
     return rc;
 }
 
-int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx)
+static int select_backend(gdrx_backend_t want, int probe, const struct gdrx_backend_ops **ops,
+                          void **bctx)
 {
     if (want == GDRX_BACKEND_AUTO) {
         int rc = backend_from_env(&want);
@@ -69,14 +79,14 @@ int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, 
             if (backends[i]->id != want)
                 continue;
             *ops = backends[i];
-            return open_one(backends[i], bctx);
+            return open_one(backends[i], bctx, probe);
         }
         gdrx_err("backend %s is not built into this libgdrx", gdrx_backend_name(want));
         return -ENODEV;
     }
     int rc = -ENODEV;
     for (size_t i = 0; i < NBACKENDS; i++) {
-        rc = open_one(backends[i], bctx);
+        rc = open_one(backends[i], bctx, probe);
         if (rc == 0) {
             *ops = backends[i];
             return 0;
@@ -84,4 +94,16 @@ int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, 
     }
     gdrx_err("no backend works (last error %s)", gdrx_strerror(rc));
     return rc;
+}
+
+int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx)
+{
+    return select_backend(want, 0, ops, bctx);
+}
+
+int gdrx_backend_probe(gdrx_backend_t want, const struct gdrx_backend_ops **ops)
+{
+    void *bctx = NULL;
+
+    return select_backend(want, 1, ops, &bctx);
 }

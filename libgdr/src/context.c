@@ -102,6 +102,28 @@ err_slot:
     return rc;
 }
 
+int gdrx_ctx_probe(gdrx_backend_t want, gdrx_backend_t *found)
+{
+    const struct gdrx_backend_ops *ops = NULL;
+    const struct gdrx_cuda *cu = NULL;
+    int count = 0;
+
+    int rc = gdrx_cuda_get(&cu);
+    if (rc)
+        return rc;
+    CUresult res = cu->DeviceGetCount(&count);
+    if (res != CUDA_SUCCESS)
+        return gdrx_cuda_errno(res);
+    if (count == 0) {
+        gdrx_info("probe: CUDA sees no GPU");
+        return -ENODEV;
+    }
+    rc = gdrx_backend_probe(want, &ops);
+    if (rc == 0)
+        *found = ops->id;
+    return rc;
+}
+
 struct close_scan {
     struct gdrx_ctx *ctx;
     int              rc;

@@ -101,6 +101,8 @@ extern struct gdrx_htable gdrx_pin_table;
  * the first that works) and close one, unpinning what it still holds. */
 int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id);
 int gdrx_ctx_close(uint64_t id);
+/* context.c: whether gdrx_ctx_open would work, installing nothing. */
+int gdrx_ctx_probe(gdrx_backend_t want, gdrx_backend_t *found);
 
 /* context.c: find an open context and hold its lock for reading: 0,
  * -EBADF if the id names no open context, -ECHILD if it is a fork
@@ -146,7 +148,9 @@ void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
 /* fork.c: register the fork handlers (once; at the first gdrx_open). */
 int gdrx_fork_guard_enable(void);
 
-/* backend_select.c: open the backend params/env ask for. */
+/* backend_select.c: open the backend params/env ask for, or only find
+ * out which would open (probe: nothing stays open). */
 int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx);
+int gdrx_backend_probe(gdrx_backend_t want, const struct gdrx_backend_ops **ops);
 
 #endif /* GDRX_CORE_H */

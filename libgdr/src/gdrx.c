@@ -23,10 +23,15 @@ GDRX_EXPORT void gdrx_open_params_init(struct gdrx_open_params *params)
     params->backend = GDRX_BACKEND_AUTO;
 }
 
-/* A caller built against a newer header may pass a bigger struct; that is
- * fine as long as the fields we do not know are zero (not asked for). */
-static int check_open_params(const struct gdrx_open_params *p)
+/* The backend params ask for (NULL: defaults).  A caller built against a
+ * newer header may pass a bigger struct; that is fine as long as the
+ * fields we do not know are zero (not asked for). */
+static int open_params_backend(const struct gdrx_open_params *p, gdrx_backend_t *want)
 {
+    if (!p) {
+        *want = GDRX_BACKEND_AUTO;
+        return 0;
+    }
     if (p->struct_size < sizeof(*p))
         return -EINVAL;
     const unsigned char *extra = (const unsigned char *)p + sizeof(*p);
@@ -40,6 +45,7 @@ static int check_open_params(const struct gdrx_open_params *p)
     case GDRX_BACKEND_GDRDRV:
     case GDRX_BACKEND_NVRM:
     case GDRX_BACKEND_DMABUF:
+        *want = p->backend;
         return 0;
     }
     return -EINVAL;
@@ -47,21 +53,28 @@ static int check_open_params(const struct gdrx_open_params *p)
 
 GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out)
 {
-    struct gdrx_open_params defaults;
+    gdrx_backend_t want;
+    uint64_t id;
 
     if (!ctx_out)
         return -EINVAL;
-    if (!params) {
-        gdrx_open_params_init(&defaults);
-        params = &defaults;
-    }
-    int rc = check_open_params(params);
-    if (rc)
-        return rc;
-    uint64_t id;
-    rc = gdrx_ctx_open(params->backend, &id);
+    int rc = open_params_backend(params, &want);
+    if (rc == 0)
+        rc = gdrx_ctx_open(want, &id);
     if (rc == 0)
         ctx_out->id = id;
+    return rc;
+}
+
+GDRX_EXPORT int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out)
+{
+    gdrx_backend_t want, found = GDRX_BACKEND_AUTO;
+
+    int rc = open_params_backend(params, &want);
+    if (rc == 0)
+        rc = gdrx_ctx_probe(want, &found);
+    if (rc == 0 && backend_out)
+        *backend_out = found;
     return rc;
 }
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # build.sh OUTDIR - build libgdrx.so (straight from the sources, no
 # autotools: the GPU machine has gcc, nvcc and make only), the nvrm sanity
-# programs and the gdrx-copylat benchmark into OUTDIR.  Run from anywhere.
+# programs and the benchmark tools (build_tools.sh) into OUTDIR.  Run from
+# anywhere.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: build.sh OUTDIR}
@@ -57,11 +58,10 @@ nvcc -o "$OUT/nvrm_vmm_probe" "$OUT"/obj/probe/*.o "$OUT/obj/gpu_kernels.o" "$OU
 # neither library, dlopens both; run with libgdrx.so.0 on LD_LIBRARY_PATH.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
     "$SRC/tests/nvrm/nvrm_load_order.c" -o "$OUT/nvrm_load_order" -ldl
-# The latency benchmark (tools/local.mk's gdrx-copylat), against this libgdrx.
+# The benchmark tools (tools/local.mk's gdrx-copylat, -copybw, -apiperf,
+# -pplat), against this libgdrx.
 T="$SRC/tools"
-$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -I"$CUDA/include" \
-    "$T/gdrx-copylat.c" "$T/copylat_opts.c" "$T/copylat_measure.c" "$T/tool_cuda.c" \
-    "$T/tool_sys.c" -o "$OUT/gdrx-copylat" -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
+bash "$SRC/tests/gpu/build_tools.sh" "$OUT"
 # The CUDA memory events with the runtime initialised first, static and shared.
 for rt in static shared; do
     nvcc -O2 -cudart $rt -I"$SRC/libgdr/include" "$G/hooks_sanity.cu" -o "$OUT/hooks_sanity_$rt" \
@@ -72,4 +72,4 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -
     "$T/gdrx-hookcost.c" "$T/tool_cuda.c" "$T/tool_sys.c" -o "$OUT/gdrx-hookcost" \
     -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
-     "$OUT/gdrx-copylat, $OUT/gdrx-hookcost and $OUT/hooks_sanity_{static,shared}"
+     "the benchmark tools, $OUT/gdrx-hookcost and $OUT/hooks_sanity_{static,shared}"

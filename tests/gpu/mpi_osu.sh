@@ -1,5 +1,5 @@
 #!/bin/bash
-# mpi_osu.sh [nomps|mps] - gdrx under Open MPI on the GPU machine: the OSU
+# mpi_osu.sh [nomps|mps|mixed|tune|repeat] - gdrx under Open MPI on the GPU machine: the OSU
 # micro-benchmarks (osu_latency, osu_bw; D D and H D) and tests/mpi's own
 # programs, two ranks on one GPU, with
 #   - the distribution's UCX (no CUDA): UCX_TLS=sm,gdrx, the plugin preloaded;
@@ -58,7 +58,7 @@ run() {
         -x LD_LIBRARY_PATH -x LD_PRELOAD -x UCX_TLS -x GDRX_BACKEND -x UCX_GDRX_STATS_DUMP \
         ${EXTRA:+$EXTRA} "$@" >"$O/$name.txt" 2>&1
     local st=$?
-    grep -E '^(1|8|256|4096|65536|1048576|4194304) ' "$O/$name.txt" | tr -s ' ' |
+    grep -E "^(${SIZES_RE:-1|8|256|4096|65536|1048576|4194304}) " "$O/$name.txt" | tr -s ' ' |
         sed 's/^/    /' | tee -a "$O/summary.txt"
     if [ $st -ne 0 ]; then
         echo "    FAILED (exit $st): $(grep -m3 -iE 'error|assert|fail' "$O/$name.txt" | tr '\n' ' ')" |
@@ -94,9 +94,25 @@ elif [ "$MODE" = tune ]; then
     EXTRA="-x UCX_PROTO_INFO=y" lat tune-default cuda sm,cuda_copy,gdrx "D D"
     grep -h -A12 'ucp_tag_send\*(fast-completion) from cuda' "$O/tune-default.txt" |
         cut -c37- | head -n 14 | tee -a "$O/summary.txt"
+    grep -h 'md reg_calls' "$O/counters-tune-default.txt" | tee -a "$O/summary.txt"
+    EXTRA="-x UCX_PROTO_INFO=y" lat tune-base cuda sm,cuda_copy "D D"
+    grep -h -A12 'ucp_tag_send\*(fast-completion) from cuda' "$O/tune-base.txt" |
+        cut -c37- | head -n 14 | tee -a "$O/summary.txt"
     EXTRA="-x UCX_GDRX_DETECT_MEM_TYPES=n" lat tune-nodetect cuda sm,cuda_copy,gdrx "D D"
     EXTRA="-x UCX_GDRX_GET_BW=100MBs -x UCX_GDRX_PUT_BW=1000MBs" \
         lat tune-lowbw cuda sm,cuda_copy,gdrx "D D"
+elif [ "$MODE" = repeat ]; then
+    # Noise of the mixed configuration against the baseline: bandwidth of
+    # the sizes where gdrx hands over to cuda_copy, alternated, with MPS.
+    nvidia-cuda-mps-control -d && echo "MPS daemon started" | tee -a "$O/summary.txt"
+    SIZES_RE="[0-9]+"
+    for r in 1 2 3; do
+        run rep$r-bw-cuda_copy      cuda sm,cuda_copy      "$OSU_DIR/osu_bw" -d cuda \
+            -m 1024:262144 -i 1000 -x 100 D D
+        run rep$r-bw-cuda_copy_gdrx cuda sm,cuda_copy,gdrx "$OSU_DIR/osu_bw" -d cuda \
+            -m 1024:262144 -i 1000 -x 100 D D
+    done
+    echo quit | nvidia-cuda-mps-control
 elif [ "$MODE" = mps ]; then
     lat mps-lat-dd-cuda_copy         cuda sm,cuda_copy      "D D"
     lat mps-lat-dd-cuda_copy_gdrx    cuda sm,cuda_copy,gdrx "D D"

@@ -53,6 +53,8 @@ tests_hooks_test_noside_SOURCES = \
 	libgdr/src/hooks/proc_maps.c
 tests_hooks_test_noside_CPPFLAGS = $(HOOKS_TEST_CPPFLAGS)
 tests_hooks_test_noside_LDADD = $(GDRX_TEST_LIBS) $(DL_LIBS)
+# -rdynamic: the test's __register_atfork counts every fork handler.
+tests_hooks_test_noside_LDFLAGS = $(AM_LDFLAGS) -rdynamic
 EXTRA_tests_hooks_test_noside_DEPENDENCIES = tests/hooks/libhooks_late.la \
 	tests/hooks/libhooks_linked.la libgdr/libgdrx.la tests/sim/libcuda.la
 

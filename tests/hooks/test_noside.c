@@ -184,6 +184,70 @@ static void test_no_libcuda_stays_without(void)
     CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
 }
 
+/* Fork handlers libgdrx registered (others': the simulated libcuda's):
+ * glibc's pthread_atfork, a stub linked into each caller, calls
+ * __register_atfork with the caller's DSO handle; this executable exports
+ * (-rdynamic) and so interposes it. */
+static int atfork_calls;
+
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso)
+{
+    static int (*real)(void (*)(void), void (*)(void), void (*)(void), void *);
+
+    Dl_info di;
+
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "__register_atfork");
+    if (dladdr(dso, &di) && di.dli_fname && strstr(di.dli_fname, "libgdrx"))
+        atfork_calls++;
+    return real ? real(prepare, parent, child, dso) : ENOSYS;
+}
+
+/* gdrx_probe names the backend gdrx_open would use and changes nothing (the
+ * UCX plugin lists its resource with it); gdrx_open then installs the
+ * hooks and its fork handlers: the positive control.  Bad parameters:
+ * -EINVAL. */
+static void test_probe_changes_nothing(void)
+{
+    struct snapshot before, after;
+    struct gdrx_open_params bad;
+    gdrx_backend_t found = GDRX_BACKEND_AUTO;
+    gdrx_t ctx;
+
+    load_libcuda();
+    void *g = hooks_dlopen("libgdr", "libgdrx.so.0", RTLD_NOW | RTLD_LOCAL);
+    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) =
+        (int (*)(const struct gdrx_open_params *, gdrx_backend_t *))dlsym(g, "gdrx_probe");
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) =
+        (int (*)(const struct gdrx_open_params *, gdrx_t *))dlsym(g, "gdrx_open");
+    void (*params_init)(struct gdrx_open_params *) =
+        (void (*)(struct gdrx_open_params *))dlsym(g, "gdrx_open_params_init");
+    CU_ASSERT_FATAL(probe && open_ctx && params_init);
+
+    take(&before);
+    params_init(&bad);
+    bad.flags = 1;
+    CU_ASSERT_EQUAL(probe(&bad, &found), -EINVAL);
+    CU_ASSERT_EQUAL(found, GDRX_BACKEND_AUTO);
+    setenv("GDRX_BACKEND", "bogus", 1);
+    CU_ASSERT_EQUAL(probe(NULL, &found), -EINVAL);
+    unsetenv("GDRX_BACKEND");
+    CU_ASSERT_EQUAL(probe(NULL, NULL), 0);
+    CU_ASSERT_EQUAL(probe(NULL, &found), 0);
+    CU_ASSERT_NOT_EQUAL(found, GDRX_BACKEND_AUTO);
+    take(&after);
+    CU_ASSERT_EQUAL(changed_slots(&before, &after), 0);
+    CU_ASSERT_FALSE(text_changed(&before));
+    CU_ASSERT_EQUAL(atfork_calls, 0);
+
+    CU_ASSERT_EQUAL_FATAL(open_ctx(NULL, &ctx), 0);
+    CU_ASSERT_TRUE(text_changed(&before));
+    CU_ASSERT(atfork_calls > 0);
+}
+
 /* The loader's own answers: a symbol only an RTLD_LOCAL library defines
  * is not found through RTLD_NEXT or RTLD_DEFAULT. */
 static void test_dlsym_local_symbol(void)
@@ -200,6 +264,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_dlopen_libgdrx),
     GDRX_TEST_CASE(test_library_linking_libgdrx),
     GDRX_TEST_CASE(test_no_libcuda_stays_without),
+    GDRX_TEST_CASE(test_probe_changes_nothing),
     GDRX_TEST_CASE(test_dlsym_local_symbol),
     GDRX_TEST_END
 };

@@ -3,7 +3,7 @@
 # dmabuf), so the same programs run in the kernel tests' qemu guest with
 # GDRX_BACKEND=gdrdrv.
 check_LTLIBRARIES += tests/libgdr/libtcuda.la
-tests_libgdr_libtcuda_la_SOURCES = tests/libgdr/tcuda.h tests/libgdr/tcuda.c
+tests_libgdr_libtcuda_la_SOURCES = tests/libgdr/tcuda.h tests/libgdr/tcuda.c tests/gpu/gpu_pattern.h
 tests_libgdr_libtcuda_la_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 # Self-contained (tc_open uses libgdrx): other suites (tests/nvrm) link it too.
 tests_libgdr_libtcuda_la_LIBADD = $(top_builddir)/libgdr/libgdrx.la $(DL_LIBS)

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tcuda.h"
+#include "../gpu/gpu_pattern.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -104,7 +105,7 @@ void tc_pattern(void *buf, size_t len, uint32_t seed)
     unsigned char *b = buf;
 
     for (size_t i = 0; i < len; i++)
-        b[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 8)) ^ (seed >> 3));
+        b[i] = gp_byte(i, seed);
 }
 
 void tc_fill(CUdeviceptr p, size_t len, uint32_t seed)

@@ -6,7 +6,7 @@ GDRX_MPI_PROG_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools $(MPI_CFLAGS)
 GDRX_MPI_PROG_LDADD = tools/libgdrx_tool.la $(MPI_LIBS) $(DL_LIBS)
 
 check_PROGRAMS += tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw
-tests_mpi_gdrx_mpi_latency_SOURCES  = tests/mpi/gdrx_mpi_latency.c tests/mpi/mpi_bench.c \
+tests_mpi_gdrx_mpi_latency_SOURCES  = tests/mpi/gdrx_mpi_latency.c tests/mpi/mpi_bench.c tests/gpu/gpu_pattern.h \
 	tests/mpi/mpi_bench.h
 tests_mpi_gdrx_mpi_latency_CPPFLAGS = $(GDRX_MPI_PROG_CPPFLAGS)
 tests_mpi_gdrx_mpi_latency_LDADD    = $(GDRX_MPI_PROG_LDADD)

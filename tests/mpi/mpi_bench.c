@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "mpi_bench.h"
+#include "../gpu/gpu_pattern.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -144,9 +145,10 @@ void *mb_buf_ptr(const struct mb_buf *b)
     return b->dev ? (void *)(uintptr_t)b->dptr : b->host;
 }
 
+/* The pattern every gdrx test writes (tests/gpu/gpu_pattern.h). */
 static unsigned char pattern(size_t i, uint32_t seed)
 {
-    return (unsigned char)((i * 131u + seed * 7u + (i >> 9)) ^ (seed >> 3) ^ 0x5a);
+    return gp_byte(i, seed);
 }
 
 /* Publish b->host's first len bytes to the device copy, if there is one. */

@@ -89,6 +89,37 @@ static void test_no_trace_on_unvalidated_driver(void)
     gdrx_close(g);
 }
 
+/* gdrx_probe on nvrm: the driver's checks run (an unvalidated driver is
+ * refused), an RM client is made and freed, and no trace starts: memory
+ * made after the probe is unknown to a later open. */
+static void test_probe_starts_no_trace(void)
+{
+    struct gdrx_open_params params;
+    gdrx_backend_t found = GDRX_BACKEND_AUTO;
+    gdrx_pin_t pin;
+    gdrx_t g;
+
+    unsetenv("GDRX_NVRM_IPC");
+    if (nvt_setup(0, 0))
+        return;
+    gdrx_open_params_init(&params);
+    params.backend = GDRX_BACKEND_NVRM;
+    NVT_REQUIRE(nvrm_emu_set_versions("999.12.01", "999.12.01") == 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENOTSUP);
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), 0);
+    CU_ASSERT_EQUAL(found, GDRX_BACKEND_NVRM);
+    CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
+    CU_ASSERT_EQUAL(nvt_stats().version_checks, before.version_checks + 1);
+    CUdeviceptr between = tc_alloc(3 * MiB);
+    NVT_REQUIRE(between != 0);
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    CU_ASSERT_EQUAL(gdrx_pin(g, between, 3 * MiB, 0, &pin), -ENOENT);
+    tc_free(between);
+    gdrx_close(g);
+}
+
 /* libgdrx, then libcuda, in a fresh process (both dlopen'ed). */
 static void test_cuda_late_process(void)
 {
@@ -106,6 +137,7 @@ static void test_gdrx_late_process(void)
 const struct gdrx_test_case nvrm_load_cases[] = {
     GDRX_TEST_CASE(test_trace_starts_at_open),
     GDRX_TEST_CASE(test_no_trace_on_unvalidated_driver),
+    GDRX_TEST_CASE(test_probe_starts_no_trace),
     GDRX_TEST_CASE(test_cuda_late_process),
     GDRX_TEST_CASE(test_gdrx_late_process),
     GDRX_TEST_END,

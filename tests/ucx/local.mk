@@ -24,6 +24,15 @@ tests_ucx_test_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+check_PROGRAMS += tests/ucx/test_md_setup
+GDRX_SUITES    += tests/ucx/test_md_setup
+tests_ucx_test_md_setup_SOURCES  = tests/ucx/test_md_setup.c
+tests_ucx_test_md_setup_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_md_setup_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_md_setup_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_md_setup_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_md_setup_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 check_PROGRAMS += tests/ucx/test_rcache
 GDRX_SUITES    += tests/ucx/test_rcache
 tests_ucx_test_rcache_SOURCES  = tests/ucx/test_rcache.c

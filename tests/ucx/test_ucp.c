@@ -4,9 +4,11 @@
  * through gdrx (memory-type cache fed by gdrx's events, no
  * UCX_MEMTYPE_CACHE=n) and copy them through gdrx's memtype endpoint.
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
+ * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +193,65 @@ static void test_proto_v2_dev_to_dev(void)
     ut_run(UT_DEV, UT_DEV);
 }
 
+/* The first bytes of libcuda's cuMemFree_v2, where libgdrx's CUDA free
+ * hooks patch (libcuda is the simulated one, loaded by the suite). */
+static void ut_free_entry(unsigned char *out, size_t len)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *entry = (lib != NULL) ? dlsym(lib, "cuMemFree_v2") : NULL;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(entry);
+    memcpy(out, entry, len);
+}
+
+/* UCP opens the MD of every component, also gdrx's when UCX_TLS leaves it
+ * out: then libgdrx must install nothing (libcuda's code stays as it was).
+ * Named, gdrx sets up at the worker's interfaces: the positive control. */
+static void ut_side_effects(const char *tls, int expect_hooks)
+{
+    ucp_params_t params = {0};
+    ucp_worker_params_t wparams = {0};
+    unsigned char before[16], after[16];
+    ucp_context_h context;
+    ucp_worker_h worker;
+
+    char stats[128];
+
+    /* the counters gdrx's MD writes when closed: proof it was opened */
+    snprintf(stats, sizeof(stats), "/tmp/gdrx-ucp-side.%d", (int)getpid());
+    unlink(stats);
+    setenv("UCX_GDRX_STATS_DUMP", stats, 1);
+    ut_free_entry(before, sizeof(before));
+    setenv("UCX_TLS", tls, 1);
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features   = UCP_FEATURE_TAG;
+    CU_ASSERT_EQUAL_FATAL(ucp_init(&params, NULL, &context), UCS_OK);
+    ut_free_entry(after, sizeof(after));
+    CU_ASSERT_EQUAL(memcmp(before, after, sizeof(before)), 0);
+    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    CU_ASSERT_EQUAL_FATAL(ucp_worker_create(context, &wparams, &worker), UCS_OK);
+    ut_free_entry(after, sizeof(after));
+    CU_ASSERT_EQUAL(memcmp(before, after, sizeof(before)) != 0, expect_hooks);
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+    CU_ASSERT_EQUAL(ut_counter(stats, "md", "reg_calls"), 0);
+    unlink(stats);
+}
+
+static void test_left_out_installs_nothing(void)
+{
+    ut_side_effects("self", 0);
+}
+
+static void test_named_installs_at_worker(void)
+{
+    ut_side_effects("self,gdrx", 1);
+}
+
 static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_left_out_installs_nothing),
+    GDRX_TEST_CASE(test_named_installs_at_worker),
     GDRX_TEST_CASE(test_host_to_dev),
     GDRX_TEST_CASE(test_dev_to_host),
     GDRX_TEST_CASE(test_dev_to_dev),

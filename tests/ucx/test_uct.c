@@ -6,9 +6,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ucs/sys/topo/base/topo.h>
 
 #include "ut_uct.h"
 
@@ -311,6 +314,51 @@ static void test_host_memory(void)
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
 }
 
+/* What UCX learns of a device buffer from gdrx: its type, its allocation
+ * and its GPU, named as UCX's own CUDA transports name it (by PCI bus id);
+ * host memory and a range past the allocation are not gdrx's. */
+static void test_mem_query(void)
+{
+    int (*get_attr)(int *, int, CUdevice) = NULL;
+    uct_md_mem_attr_t attr;
+    ucs_sys_bus_id_t bus = {0};
+    ucs_sys_device_t want;
+    int domain = -1, bus_nr = -1, slot = -1;
+    char host[64];
+    struct ut_uct u;
+    CUdeviceptr d;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    *(void**)&get_attr = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(get_attr);
+    CU_ASSERT_EQUAL_FATAL(get_attr(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(get_attr(&bus_nr, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(get_attr(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0), 0);
+    bus.domain = domain;
+    bus.bus    = bus_nr;
+    bus.slot   = slot;
+    CU_ASSERT_EQUAL_FATAL(ucs_topo_find_device_by_bus_id(&bus, &want), UCS_OK);
+    CU_ASSERT_NOT_EQUAL(want, UCS_SYS_DEVICE_ID_UNKNOWN);
+
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    d = tc_alloc(3 * 65536);
+    attr.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE | UCT_MD_MEM_ATTR_FIELD_SYS_DEV |
+                      UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS |
+                      UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH;
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)(d + 100), 1000, &attr), UCS_OK);
+    CU_ASSERT_EQUAL(attr.mem_type, UCS_MEMORY_TYPE_CUDA);
+    CU_ASSERT_EQUAL(attr.sys_dev, want);
+    CU_ASSERT(((uintptr_t)attr.base_address <= d) &&
+              ((uintptr_t)attr.base_address + attr.alloc_length >= d + 3 * 65536));
+    CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, host, sizeof(host), &attr), UCS_OK);
+    CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, (void*)(uintptr_t)(attr.base_address),
+                                         attr.alloc_length + 1, &attr), UCS_OK);
+    tc_free(d);
+    ut_close(&u);
+}
+
 /* A pin the driver refuses is an error status, and the next one works. */
 static void test_pin_failure(void)
 {
@@ -408,6 +456,7 @@ static const struct gdrx_test_case data_cases[] = {
     GDRX_TEST_CASE(test_dma_refuses_freed),
     GDRX_TEST_CASE(test_zcopy_local_gpu_to_host),
     GDRX_TEST_CASE(test_host_memory),
+    GDRX_TEST_CASE(test_mem_query),
     GDRX_TEST_CASE(test_bad_params),
     GDRX_TEST_CASE(test_pin_failure),
     GDRX_TEST_CASE(test_two_threads),

@@ -105,7 +105,7 @@ static int ut_open_iface(struct ut_uct *u)
     return (uct_ep_create(&ep_params, &u->ep) == UCS_OK) ? 0 : -1;
 }
 
-int ut_open(struct ut_uct *u)
+int ut_open_md(struct ut_uct *u)
 {
     uct_md_config_t *md_config;
     ucs_status_t status;
@@ -123,6 +123,14 @@ int ut_open(struct ut_uct *u)
     status = uct_md_open(u->component, "gdrx", md_config, &u->md);
     uct_config_release(md_config);
     UT_REQUIRE(status == UCS_OK);
+    return 0;
+}
+
+int ut_open(struct ut_uct *u)
+{
+    if (ut_open_md(u) != 0) {
+        return -1;
+    }
     UT_REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
                                         &u->async) == UCS_OK);
     UT_REQUIRE(uct_worker_create(u->async, UCS_THREAD_MODE_SINGLE,

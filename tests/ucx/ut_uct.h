@@ -41,6 +41,8 @@ int ut_suite_init(void);
  * from the environment; counters go to u->stats.  0, or -1 after failing
  * the current test case (a message outside one). */
 int ut_open(struct ut_uct *u);
+/* The MD alone (nothing set up in it yet), same conventions. */
+int ut_open_md(struct ut_uct *u);
 /* Close everything; the counters are in u->stats afterwards. */
 void ut_close(struct ut_uct *u);
 

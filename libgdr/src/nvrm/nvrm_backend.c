@@ -130,6 +130,26 @@ static int nvrm_open(void **out)
     return 0;
 }
 
+/* gdrx_probe: would nvrm_open work?  An RM client of its own, made and
+ * freed again: no trace, no fork handlers, no state kept, and no lock (a
+ * fork during the probe must not leave `lock` held in the child before
+ * any fork handler exists). */
+static int nvrm_probe(void)
+{
+    const struct gdrx_cuda *cu = NULL;
+    const struct nvrm_cuda *cx = NULL;
+    struct nvrm_client client;
+
+    int rc = gdrx_cuda_get(&cu);
+    if (rc == 0)
+        rc = nvrm_cuda_get(&cx);
+    if (rc == 0)
+        rc = nvrm_client_open(&client, cu, cx);
+    if (rc == 0)
+        nvrm_client_close(&client);
+    return rc;
+}
+
 static void nvrm_close(void *bctx)
 {
     struct nvrm_bctx *b = bctx;
@@ -333,6 +353,7 @@ const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {
     .id = GDRX_BACKEND_NVRM,
     .open = nvrm_open,
     .close = nvrm_close,
+    .probe = nvrm_probe,
     .pin = nvrm_pin,
     .unpin = nvrm_unpin,
     .map = nvrm_map,

@@ -1,0 +1,225 @@
+/*
+ * test_md_setup.c - the gdrx MD's first use on the simulated GPU: opening
+ * it sets nothing up; the first registration or memory query does, once,
+ * also when two threads race to it; a set-up that fails (a backend that
+ * cannot open) fails every use the same way and closes cleanly; resources
+ * are listed only where the configured backend opens.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ut_uct.h"
+
+#define UT_LEN (3 * 65536)
+
+/* gdrx's MD resources with the current environment. */
+static unsigned ut_md_resources(void)
+{
+    uct_component_attr_t attr = {
+        .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+    };
+    struct ut_uct u;
+
+    if (ut_open_md(&u) != 0) {
+        return 0;
+    }
+    CU_ASSERT_EQUAL(uct_component_query(u.component, &attr), UCS_OK);
+    uct_md_close(u.md);
+    return attr.md_resource_count;
+}
+
+/* A gdrdrv backend that cannot open: no such device node. */
+static void ut_force_missing_gdrdrv(void)
+{
+    setenv("UCX_GDRX_BACKEND", "gdrdrv", 1);
+    setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
+}
+
+static void test_resources_follow_backend(void)
+{
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL(ut_md_resources(), 1);
+    ut_force_missing_gdrdrv();
+    CU_ASSERT_EQUAL(ut_md_resources(), 0);
+}
+
+/* Open and close: no pin, no set-up, the counters still written. */
+static void test_close_unused(void)
+{
+    struct ut_uct u;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    uct_md_close(u.md);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), 0);
+    CU_ASSERT(ut_stats_has(u.stats, "events_source off"));
+}
+
+static void test_first_use_mem_query(void)
+{
+    uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
+    CUdeviceptr d;
+    struct ut_uct u;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    d = tc_alloc(UT_LEN);
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr), UCS_OK);
+    CU_ASSERT_EQUAL(attr.mem_type, UCS_MEMORY_TYPE_CUDA);
+    uct_md_close(u.md);
+    CU_ASSERT_FALSE(ut_stats_has(u.stats, "events_source off"));
+    tc_free(d);
+}
+
+struct ut_racer {
+    struct ut_uct     *u;
+    CUdeviceptr       d;
+    pthread_barrier_t *start;
+    ucs_status_t      status;
+    uct_mem_h         memh;
+};
+
+static void *ut_racer_main(void *arg)
+{
+    struct ut_racer *r = arg;
+
+    /* as an MPI progress thread would: with the device's context current */
+    r->status = (tc_setup(0) == 0) ? UCS_OK : UCS_ERR_NO_DEVICE;
+    pthread_barrier_wait(r->start);
+    if (r->status != UCS_OK) {
+        return NULL;
+    }
+    r->status = uct_md_mem_reg(r->u->md, (void*)r->d, UT_LEN,
+                               UCT_MD_MEM_ACCESS_ALL, &r->memh);
+    return NULL;
+}
+
+/* Two threads register at once on a fresh MD: one set-up, both work. */
+static void test_first_use_two_threads(void)
+{
+    struct ut_racer racers[2];
+    pthread_barrier_t start;
+    pthread_t threads[2];
+    struct ut_uct u;
+    int i;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    pthread_barrier_init(&start, NULL, 2);
+    for (i = 0; i < 2; ++i) {
+        racers[i] = (struct ut_racer){.u = &u, .d = tc_alloc(UT_LEN),
+                                      .start = &start};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[i], NULL, ut_racer_main,
+                                             &racers[i]), 0);
+    }
+    for (i = 0; i < 2; ++i) {
+        pthread_join(threads[i], NULL);
+        CU_ASSERT_EQUAL(racers[i].status, UCS_OK);
+    }
+    for (i = 0; i < 2; ++i) {
+        if (racers[i].status == UCS_OK) {
+            CU_ASSERT_EQUAL(uct_md_mem_dereg(u.md, racers[i].memh), UCS_OK);
+        }
+    }
+    uct_md_close(u.md);
+    pthread_barrier_destroy(&start);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_calls"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), 2);
+    for (i = 0; i < 2; ++i) {
+        tc_free(racers[i].d);
+    }
+}
+
+/* uct_iface_open's status on u's MD (closed again if it opened). */
+static ucs_status_t ut_iface_open_status(struct ut_uct *u)
+{
+    uct_iface_params_t params = {0};
+    uct_iface_config_t *config;
+    ucs_async_context_t *async;
+    uct_worker_h worker;
+    uct_iface_h iface;
+    ucs_status_t status;
+
+    CU_ASSERT_FATAL(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                             &async) == UCS_OK);
+    CU_ASSERT_FATAL(uct_worker_create(async, UCS_THREAD_MODE_SINGLE,
+                                      &worker) == UCS_OK);
+    CU_ASSERT_FATAL(uct_md_iface_config_read(u->md, "gdrx", NULL, NULL,
+                                             &config) == UCS_OK);
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "gdrx";
+    params.mode.device.dev_name = "gdrx0";
+    status = uct_iface_open(u->md, worker, &params, config, &iface);
+    uct_config_release(config);
+    if (status == UCS_OK) {
+        uct_iface_close(iface);
+    }
+    uct_worker_destroy(worker);
+    ucs_async_context_destroy(async);
+    return status;
+}
+
+/* The backend cannot open: the MD opens (it sets nothing up), every use
+ * fails with the same error (not retried), an interface does not open,
+ * and the MD closes cleanly. */
+static void test_setup_failure(void)
+{
+    uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
+    ucs_status_t first;
+    uct_mem_h memh;
+    CUdeviceptr d;
+    struct ut_uct u;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    d = tc_alloc(UT_LEN);
+    ut_force_missing_gdrdrv();
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    first = uct_md_mem_reg(u.md, (void*)d, UT_LEN, UCT_MD_MEM_ACCESS_ALL, &memh);
+    CU_ASSERT_NOT_EQUAL(first, UCS_OK);
+    CU_ASSERT_EQUAL(uct_md_mem_reg(u.md, (void*)d, UT_LEN, UCT_MD_MEM_ACCESS_ALL,
+                                   &memh), first);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr), first);
+    uct_md_close(u.md);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+
+    /* the same through an interface */
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    CU_ASSERT_EQUAL(ut_iface_open_status(&u), first);
+    uct_md_close(u.md);
+    tc_free(d);
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_resources_follow_backend),
+    GDRX_TEST_CASE(test_close_unused),
+    GDRX_TEST_CASE(test_first_use_mem_query),
+    GDRX_TEST_CASE(test_first_use_two_threads),
+    GDRX_TEST_CASE(test_setup_failure),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_md_setup", ut_suite_init, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    return gdrx_test_main(argc, argv, suites);
+}

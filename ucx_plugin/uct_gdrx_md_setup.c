@@ -1,0 +1,128 @@
+/*
+ * uct_gdrx_md_setup.c - what the gdrx MD sets up at its first use rather
+ * than at md_open: libgdrx's context (whose gdrx_open installs CUDA free
+ * hooks), the CUDA event bridge, the registration cache.  UCP opens the MDs
+ * of every component, also of transports UCX_TLS leaves out; those must
+ * leave the process as they found it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gdrx_md.h"
+#include "uct_gdrx_events.h"
+
+#include <ucs/debug/log.h>
+
+
+void uct_gdrx_md_setup_init(uct_gdrx_md_t *md,
+                            const uct_gdrx_md_config_t *config)
+{
+    md->state               = UCT_GDRX_MD_STATE_IDLE;
+    md->events_state        = UCT_GDRX_EVENTS_OFF;
+    md->setup.backend       = (gdrx_backend_t)config->backend;
+    md->setup.mem_events    = config->mem_events;
+    md->setup.enable_rcache = config->enable_rcache;
+    md->setup.status        = UCS_OK;
+    uct_gdrx_rcache_params_init(&md->setup.rcache, config);
+    pthread_mutex_init(&md->setup_lock, NULL);
+}
+
+static ucs_status_t uct_gdrx_md_open_ctx(uct_gdrx_md_t *md)
+{
+    struct gdrx_open_params params;
+    int ret;
+
+    gdrx_open_params_init(&params);
+    params.backend = md->setup.backend;
+    ret            = gdrx_open(&params, &md->ctx);
+    if (ret != 0) {
+        ucs_error("gdrx: cannot open a libgdrx context: %s",
+                  gdrx_strerror(ret));
+    }
+    return uct_gdrx_md_status(ret);
+}
+
+static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)
+{
+    if (md->events_state != UCT_GDRX_EVENTS_OFF) {
+        uct_gdrx_events_put();
+    }
+}
+
+static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
+{
+    ucs_status_t status;
+
+    status = uct_gdrx_md_open_ctx(md);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* MEM_EVENTS=n installs nothing: UCX then needs UCX_MEMTYPE_CACHE=n,
+     * and cache hits are checked against the buffer id */
+    md->events_state = md->setup.mem_events ? uct_gdrx_events_get() :
+                                              UCT_GDRX_EVENTS_OFF;
+    md->events       = (md->events_state == UCT_GDRX_EVENTS_BRIDGED) ||
+                       (md->events_state == UCT_GDRX_EVENTS_UCX_HOOKS);
+
+    if (md->setup.enable_rcache != UCS_NO) {
+        status = uct_gdrx_rcache_create(md);
+        if ((status != UCS_OK) && (md->setup.enable_rcache == UCS_YES)) {
+            ucs_error("gdrx: failed to create the registration cache: %s",
+                      ucs_status_string(status));
+            uct_gdrx_md_put_events(md);
+            md->events_state = UCT_GDRX_EVENTS_OFF;
+            gdrx_close(md->ctx);
+            return status;
+        } else if (status != UCS_OK) {
+            md->rcache = NULL;
+            ucs_debug("gdrx: no registration cache: %s",
+                      ucs_status_string(status));
+        }
+    }
+    ucs_debug("gdrx: md %p set up (events %s, %s)", md,
+              uct_gdrx_events_state_name(md->events_state),
+              (md->rcache != NULL) ? "rcache" : "no rcache");
+    return UCS_OK;
+}
+
+ucs_status_t uct_gdrx_md_activate_slow(uct_gdrx_md_t *md)
+{
+    ucs_status_t status;
+
+    pthread_mutex_lock(&md->setup_lock);
+    switch (md->state) {
+    case UCT_GDRX_MD_STATE_IDLE:
+        status           = uct_gdrx_md_setup(md);
+        md->setup.status = status;
+        /* a failed set-up is not retried: each try costs a CUDA and
+         * driver round, and the error was reported once */
+        __atomic_store_n(&md->state, (status == UCS_OK) ?
+                         UCT_GDRX_MD_STATE_READY : UCT_GDRX_MD_STATE_FAILED,
+                         __ATOMIC_RELEASE);
+        break;
+    case UCT_GDRX_MD_STATE_READY:
+        status = UCS_OK;
+        break;
+    default:
+        status = md->setup.status;
+        break;
+    }
+    pthread_mutex_unlock(&md->setup_lock);
+    return status;
+}
+
+void uct_gdrx_md_setup_cleanup(uct_gdrx_md_t *md)
+{
+    if (md->state == UCT_GDRX_MD_STATE_READY) {
+        if (md->rcache != NULL) {
+            ucs_rcache_destroy(md->rcache);
+        }
+        uct_gdrx_md_put_events(md);
+        gdrx_close(md->ctx);
+    }
+    pthread_mutex_destroy(&md->setup_lock);
+}
