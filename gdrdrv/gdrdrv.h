@@ -68,6 +68,9 @@
 #define GDRDRV_HANDLE_MIN	1ul
 #define GDRDRV_HANDLE_LIMIT	(1ul << 32)
 
+/* Bytes of a VMA mapped by one fault: one PMD's worth of PTEs. */
+#define GDRDRV_FAULT_WINDOW	(2ul << 20)
+
 /* Largest single pin accepted (bytes); larger requests get -EINVAL. */
 #define GDRDRV_MAX_PIN_BYTES	(1ull << 40)
 
@@ -76,10 +79,17 @@ enum gdrdrv_nv_state {
 	GDRDRV_NV_NONE,		/* get_pages not (yet successfully) called */
 	GDRDRV_NV_PINNED,	/* we own page_table */
 	GDRDRV_NV_RELEASING,	/* unpin took page_table, put_pages pending */
+	GDRDRV_NV_ORPHANED,	/* put_pages failed: page_table and the
+				 * registration's reference wait for the
+				 * free callback, which drops both */
 	GDRDRV_NV_REVOKED,	/* the free callback took the pages back */
 };
 
-/* A physically contiguous run of a pin, for the PAT memtype reservation. */
+/*
+ * A physically contiguous run of a pin, for the PAT memtype reservation.
+ * Runs are recomputed from the page table when needed, never stored: a
+ * pin of 100+ GiB may have millions of them.
+ */
 struct gdrdrv_run {
 	phys_addr_t phys;
 	u64 size;
@@ -109,11 +119,11 @@ struct gdrdrv_pin {
 	struct nvidia_p2p_page_table *page_table; /* valid in NV_PINNED */
 	bool table_live;		/* reachable by handle (table lock) */
 	bool cb_fired;			/* the free callback revoked it */
+	bool cb_in_release;		/* the callback ran during put_pages */
 	u32 req_type;			/* GDRDRV_MAPPING_* asked for */
 	u32 map_type;			/* type of the live mappings */
 	unsigned int map_count;		/* VMAs referring to the pin */
-	struct gdrdrv_run *runs;	/* reserved WC runs, or NULL */
-	unsigned int nr_runs;
+	unsigned long nr_runs;		/* leading runs reserved WC, or 0 */
 };
 
 struct gdrdrv_file {
@@ -157,6 +167,7 @@ struct gdrdrv_stats {
 	atomic64_t invalidations;	/* free callbacks that revoked (total) */
 	atomic64_t errors;		/* failed ioctl/mmap calls (total) */
 	atomic64_t pins_total;		/* successful pins (total) */
+	atomic64_t faulted_pages;	/* PTEs inserted by faults (total) */
 };
 
 extern struct gdrdrv_stats gdrdrv_stats;

@@ -12,7 +12,10 @@
  *     callback sees RELEASING and does nothing;
  *   - the callback moves it to REVOKED, zaps the CPU mappings, hands the
  *     page table back and drops the NVIDIA reference itself; unpin then
- *     has nothing to put.
+ *     has nothing to put;
+ *   - a put_pages that fails without a callback having run moves it to
+ *     ORPHANED: the registration is still the driver's, so its reference
+ *     and the page table wait for the callback (gdrdrv_pin_orphan()).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -33,7 +36,7 @@ void gdrdrv_pin_put(struct gdrdrv_pin *pin)
 	if (!refcount_dec_and_test(&pin->ref))
 		return;
 	/* Runs are released with the pages, always before the last put. */
-	WARN_ON_ONCE(pin->runs);
+	WARN_ON_ONCE(pin->nr_runs);
 	kfree(pin);
 }
 
@@ -89,6 +92,44 @@ static int gdrdrv_handle_alloc(unsigned long npages, unsigned long *handle)
 	}
 }
 
+#ifdef GDRDRV_NV_FLAVOUR_MOCK
+/*
+ * Tests only (mock flavour): move the cursor, e.g. next to the end of the
+ * handle space so that allocations run across the wrap.  A value inside a
+ * live range would break the allocator's invariant and is refused.
+ */
+static int gdrdrv_cursor_set(const char *val, const struct kernel_param *kp)
+{
+	struct gdrdrv_pin *pin;
+	unsigned long v, idx;
+	int ret;
+
+	ret = kstrtoul(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < GDRDRV_HANDLE_MIN || v >= GDRDRV_HANDLE_LIMIT)
+		return -ERANGE;
+	mutex_lock(&gdrdrv_table_lock);
+	xa_for_each(&gdrdrv_table, idx, pin) {
+		if (v > pin->handle && v - pin->handle < pin->npages) {
+			ret = -EBUSY;
+			break;
+		}
+	}
+	if (!ret)
+		gdrdrv_cursor = v;
+	mutex_unlock(&gdrdrv_table_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops gdrdrv_cursor_ops = {
+	.set	= gdrdrv_cursor_set,
+	.get	= param_get_ulong,
+};
+module_param_cb(handle_cursor, &gdrdrv_cursor_ops, &gdrdrv_cursor, 0600);
+MODULE_PARM_DESC(handle_cursor, "Next handle to try (mock test builds only)");
+#endif
+
 /* Take @pin out of the table.  Caller holds gdrdrv_table_lock. */
 static void gdrdrv_table_unlink(struct gdrdrv_pin *pin)
 {
@@ -124,6 +165,33 @@ static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
 }
 
 /*
+ * put_pages(@pt) failed with @err.  Unless the free callback already ran
+ * during it (the registration is then gone, whatever put_pages said), the
+ * driver still holds the registration and will call us back some day: the
+ * page table, the registration's pin reference and a module reference
+ * (the callback is code of this module) are handed to that callback,
+ * which drops each exactly once.  Returns whether the pin was orphaned.
+ */
+static bool gdrdrv_pin_orphan(struct gdrdrv_pin *pin,
+			      struct nvidia_p2p_page_table *pt, int err)
+{
+	bool orphan;
+
+	down_write(&pin->sem);
+	orphan = !pin->cb_in_release;
+	if (orphan) {
+		pin->page_table = pt;
+		pin->nv_state = GDRDRV_NV_ORPHANED;
+		__module_get(THIS_MODULE);
+	}
+	up_write(&pin->sem);
+	pr_err_ratelimited(GDRDRV_NAME ": put_pages(va 0x%llx) failed: %d; %s\n",
+			   pin->va, err, orphan ? "the free callback will release the pin" :
+			   "the free callback already ran");
+	return orphan;
+}
+
+/*
  * Give the pages back to the NVIDIA driver unless the free callback already
  * took them.  Zaps the CPU mappings first.  No lock held on entry.
  */
@@ -149,18 +217,10 @@ static void gdrdrv_pin_release_pages(struct gdrdrv_pin *pin)
 	else
 		ret = nvidia_p2p_put_pages(pin->p2p_token, pin->va_space,
 					   pin->va, pt);
-	if (ret && !pin->persistent) {
-		/*
-		 * The driver may still hold the registration and call us
-		 * back some day: keep the pin (and this module) alive for it
-		 * rather than risk a callback into freed memory.
-		 */
-		pr_err_ratelimited(GDRDRV_NAME ": put_pages(va 0x%llx) failed: %d; keeping the pin\n",
-				   pin->va, ret);
-		__module_get(THIS_MODULE);
+	if (ret && !pin->persistent && gdrdrv_pin_orphan(pin, pt, ret))
 		return;
-	}
-	if (ret)
+	/* Nothing would ever release a persistent pin: it is gone anyway. */
+	if (ret && pin->persistent)
 		pr_err_ratelimited(GDRDRV_NAME ": put_pages_persistent(va 0x%llx) failed: %d\n",
 				   pin->va, ret);
 	atomic64_dec(&gdrdrv_stats.nv_pins);
@@ -175,13 +235,25 @@ static void gdrdrv_pin_release_pages(struct gdrdrv_pin *pin)
 static void gdrdrv_free_callback(void *data)
 {
 	struct gdrdrv_pin *pin = data;
-	bool drop = true;
+	bool drop = true, orphan = false;
 
 	down_write(&pin->sem);
-	if (pin->nv_state == GDRDRV_NV_RELEASING) {
+	switch (pin->nv_state) {
+	case GDRDRV_NV_RELEASING:
 		/* Unpin owns the page table and waits in put_pages for us. */
+		pin->cb_in_release = true;
 		drop = false;
-	} else {
+		break;
+	case GDRDRV_NV_ORPHANED:
+		/* put_pages failed and left the release to us. */
+		nvidia_p2p_free_page_table(pin->page_table);
+		pin->page_table = NULL;
+		atomic64_dec(&gdrdrv_stats.nv_pins);
+		atomic64_sub(pin->size, &gdrdrv_stats.pinned_bytes);
+		pin->nv_state = GDRDRV_NV_REVOKED;
+		orphan = true;
+		break;
+	default:
 		/* Nothing may touch the pages from here on. */
 		gdrdrv_pin_revoke_cpu_locked(pin);
 		/*
@@ -201,6 +273,14 @@ static void gdrdrv_free_callback(void *data)
 	up_write(&pin->sem);
 	if (drop)
 		gdrdrv_pin_put(pin);	/* the NVIDIA registration's reference */
+	/*
+	 * Last: the reference taken by gdrdrv_pin_orphan().  Only the return
+	 * into the driver runs after it; rmmod frees the module's text after
+	 * an RCU grace period, which that return does not wait for, a window
+	 * of a few instructions the kernel cannot close for a module callback.
+	 */
+	if (orphan)
+		module_put(THIS_MODULE);
 }
 
 static void gdrdrv_table_remove(struct gdrdrv_pin *pin)

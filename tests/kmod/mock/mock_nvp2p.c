@@ -26,6 +26,7 @@
 #include <linux/uaccess.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/wait.h>
 
 #include "nv-p2p.h"
 #include "mock_nvp2p_ioctl.h"
@@ -66,6 +67,11 @@ static struct mock_table *mock_cb_table;	/* table being called back */
 static u32 mock_cb_delay_ms;
 static int mock_fail_next_get;
 static bool mock_free_in_next_get;
+static int mock_fail_next_put;
+/* Callback holding: lockless, so CB_RELEASE and PROBE work meanwhile. */
+static bool mock_cb_hold;
+static DECLARE_WAIT_QUEUE_HEAD(mock_cb_wq);
+static atomic64_t mock_cb_held, mock_puts_entered;
 static struct pci_dev *mock_pdev;
 static u64 mock_bar_phys, mock_bar_size;
 
@@ -73,9 +79,18 @@ static u64 mock_chunk_phys(const struct mock_alloc *a, u64 idx)
 {
 	u64 n = a->size / MOCK_NVP2P_CHUNK;
 
+	if (a->flags & MOCK_ALLOC_ALIAS)
+		return mock_bar_phys +
+		       (a->bar_off + idx * MOCK_NVP2P_CHUNK) % mock_bar_size;
 	if (a->flags & MOCK_ALLOC_SCATTER)
 		idx = n - 1 - idx;
 	return mock_bar_phys + a->bar_off + idx * MOCK_NVP2P_CHUNK;
+}
+
+/* The BAR bytes @a claims: an alias claims all of it. */
+static u64 mock_bar_span(const struct mock_alloc *a)
+{
+	return a->flags & MOCK_ALLOC_ALIAS ? mock_bar_size : a->size;
 }
 
 static struct mock_alloc *mock_find_alloc(pid_t tgid, u64 va, u64 len)
@@ -101,8 +116,8 @@ static struct mock_table *mock_find_table(const struct nvidia_p2p_page_table *pt
 
 static void mock_table_free(struct mock_table *t)
 {
-	kfree(t->ptrs);
-	kfree(t->pagev);
+	kvfree(t->ptrs);
+	kvfree(t->pagev);
 	kfree(t);
 }
 
@@ -112,8 +127,9 @@ static struct mock_table *mock_table_new(u64 entries)
 
 	if (!t)
 		return NULL;
-	t->pagev = kcalloc(entries, sizeof(*t->pagev), GFP_KERNEL);
-	t->ptrs = kcalloc(entries, sizeof(*t->ptrs), GFP_KERNEL);
+	/* An aliased allocation may have millions of entries. */
+	t->pagev = kvcalloc(entries, sizeof(*t->pagev), GFP_KERNEL);
+	t->ptrs = kvcalloc(entries, sizeof(*t->ptrs), GFP_KERNEL);
 	if (!t->pagev || !t->ptrs) {
 		mock_table_free(t);
 		return NULL;
@@ -137,6 +153,20 @@ static void mock_unlink_table(struct mock_table *t)
 }
 
 /*
+ * With cb_hold set, wait for CB_RELEASE.  The bound only keeps a broken
+ * test from hanging the guest; reaching it counts as misuse.
+ */
+static void mock_cb_wait(void)
+{
+	if (!READ_ONCE(mock_cb_hold))
+		return;
+	atomic64_inc(&mock_cb_held);
+	if (!wait_event_timeout(mock_cb_wq, !READ_ONCE(mock_cb_hold), 60 * HZ))
+		mock_stats.misuse++;
+	atomic64_dec(&mock_cb_held);
+}
+
+/*
  * "cudaFree": run the free callback of every callback table of @a, each
  * after the configured delay and with mock_lock held, then free the
  * tables.  Persistent tables keep the allocation (and its BAR range).
@@ -154,6 +184,7 @@ static void mock_free_locked(struct mock_alloc *a)
 		a->nr_tables--;
 		if (mock_cb_delay_ms)
 			msleep(mock_cb_delay_ms);
+		mock_cb_wait();
 		WRITE_ONCE(mock_cb_table, t);
 		t->cb(t->data);
 		WRITE_ONCE(mock_cb_table, NULL);
@@ -175,8 +206,9 @@ static int mock_get(u64 va, u64 len, struct nvidia_p2p_page_table **ppt,
 	u64 i, n;
 	int ret;
 
+	/* mock_find_alloc() bounds len by the allocation's size. */
 	if (!ppt || !len || ((va | len) & (MOCK_NVP2P_CHUNK - 1)) ||
-	    va + len < va || len > mock_bar_size)
+	    va + len < va)
 		return -EINVAL;
 	n = len / MOCK_NVP2P_CHUNK;
 	t = mock_table_new(n);
@@ -262,10 +294,15 @@ static int mock_put(uint64_t va, struct nvidia_p2p_page_table *pt,
 	struct mock_table *t;
 	int ret = 0;
 
+	atomic64_inc(&mock_puts_entered);
 	/* Waits here while a free callback runs, like the real driver. */
 	mutex_lock(&mock_lock);
 	t = mock_find_table(pt);
-	if (!t) {
+	if (mock_fail_next_put) {
+		/* The registration stays; a later free calls it back. */
+		ret = mock_fail_next_put;
+		mock_fail_next_put = 0;
+	} else if (!t) {
 		/* Unknown: fine only for a callback table already revoked. */
 		if (persistent) {
 			mock_stats.misuse++;
@@ -362,10 +399,15 @@ static int mock_ioc_alloc(void __user *uarg)
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
 	if (!args.va || !args.size || args.pad ||
-	    (args.flags & ~MOCK_ALLOC_SCATTER) ||
+	    (args.flags & ~(MOCK_ALLOC_SCATTER | MOCK_ALLOC_ALIAS)) ||
 	    ((args.va | args.size | args.bar_off) & (MOCK_NVP2P_CHUNK - 1)) ||
-	    args.va + args.size < args.va || args.bar_off >= mock_bar_size ||
+	    args.va + args.size < args.va || args.bar_off >= mock_bar_size)
+		return -EINVAL;
+	if (!(args.flags & MOCK_ALLOC_ALIAS) &&
 	    args.size > mock_bar_size - args.bar_off)
+		return -EINVAL;
+	/* An alias claims the whole BAR (see mock_bar_span()). */
+	if ((args.flags & MOCK_ALLOC_ALIAS) && args.bar_off)
 		return -EINVAL;
 	a = mock_alloc_new(args.va, args.size);
 	if (!a)
@@ -376,8 +418,8 @@ static int mock_ioc_alloc(void __user *uarg)
 	mutex_lock(&mock_lock);
 	list_for_each_entry(o, &mock_allocs, node) {
 		/* BAR memory held by anyone, freed or not, is not reusable. */
-		if (args.bar_off < o->bar_off + o->size &&
-		    o->bar_off < args.bar_off + args.size) {
+		if (args.bar_off < o->bar_off + mock_bar_span(o) &&
+		    o->bar_off < args.bar_off + mock_bar_span(a)) {
 			ret = -EBUSY;
 			break;
 		}
@@ -426,9 +468,9 @@ static int mock_bar_fit_locked(u64 size, u64 *off)
 	do {
 		moved = false;
 		list_for_each_entry(o, &mock_allocs, node) {
-			if (start < o->bar_off + o->size &&
+			if (start < o->bar_off + mock_bar_span(o) &&
 			    o->bar_off < start + size) {
-				start = o->bar_off + o->size;
+				start = o->bar_off + mock_bar_span(o);
 				moved = true;
 			}
 		}
@@ -554,12 +596,15 @@ static int mock_ioc_config(void __user *uarg)
 		return -EFAULT;
 	if (args.cb_delay_ms > 5000 || args.fail_next_get > 0 ||
 	    args.fail_next_get < -MAX_ERRNO || args.free_in_next_get > 1 ||
-	    args.pad)
+	    args.fail_next_put > 0 || args.fail_next_put < -MAX_ERRNO ||
+	    args.cb_hold > 1 || args.pad)
 		return -EINVAL;
 	mutex_lock(&mock_lock);
 	mock_cb_delay_ms = args.cb_delay_ms;
 	mock_fail_next_get = args.fail_next_get;
 	mock_free_in_next_get = args.free_in_next_get;
+	mock_fail_next_put = args.fail_next_put;
+	WRITE_ONCE(mock_cb_hold, args.cb_hold);
 	mutex_unlock(&mock_lock);
 	return 0;
 }
@@ -610,6 +655,18 @@ static long mock_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return mock_ioc_bind(uarg);
 	case MOCK_IOC_FREE_BAR:
 		return mock_ioc_free_bar(uarg);
+	case MOCK_IOC_PROBE: {
+		struct mock_probe_args p = {
+			.cb_held = atomic64_read(&mock_cb_held),
+			.puts_entered = atomic64_read(&mock_puts_entered),
+		};
+
+		return copy_to_user(uarg, &p, sizeof(p)) ? -EFAULT : 0;
+	}
+	case MOCK_IOC_CB_RELEASE:
+		WRITE_ONCE(mock_cb_hold, false);
+		wake_up_all(&mock_cb_wq);
+		return 0;
 	default:
 		return -ENOTTY;
 	}
