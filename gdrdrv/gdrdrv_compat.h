@@ -12,6 +12,7 @@
 #include <linux/version.h>
 #include <linux/mm.h>
 #include <linux/io.h>
+#include <linux/mem_encrypt.h>
 
 #include "gdrdrv_nv.h"	/* GDRDRV_NV_GPL_OK */
 
@@ -59,6 +60,22 @@ static inline pgprot_t gdrdrv_pgprot_wc(pgprot_t prot)
 			_PAGE_PWT);
 #else
 	return pgprot_writecombine(prot);
+#endif
+}
+
+/*
+ * BAR memory is never encrypted: clear the memory-encryption bit of the
+ * PTEs on SME/SEV/TDX hosts, as the kernel's own io mappings do.  On x86
+ * pgprot_decrypted() calls the GPL-only cc_mkdec() since 5.18; the
+ * proprietary flavour clears the SME/SEV C-bit (sme_me_mask, a plain
+ * export) and cannot set TDX's shared bit (docs/gdrdrv.md).
+ */
+static inline pgprot_t gdrdrv_pgprot_io(pgprot_t prot)
+{
+#if defined(CONFIG_X86) && !defined(GDRDRV_NV_GPL_OK)
+	return __pgprot(__sme_clr(pgprot_val(prot)));
+#else
+	return pgprot_decrypted(prot);
 #endif
 }
 

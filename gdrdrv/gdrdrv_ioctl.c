@@ -89,7 +89,8 @@ static int gdrdrv_pin_snapshot(struct gdrdrv_file *f, u64 handle,
 	s->va = pin->va;
 	s->size = pin->size;
 	s->tm_cycles = pin->tm_cycles;
-	s->mapped = pin->map_count > 0;
+	/* Revoked or released: the VMAs only fault now (gdrcopy says NONE). */
+	s->mapped = pin->map_count > 0 && pin->nv_state == GDRDRV_NV_PINNED;
 	s->map_type = s->mapped ? pin->map_type : GDRDRV_MAPPING_NONE;
 	s->cb_fired = pin->cb_fired;
 	up_read(&pin->sem);

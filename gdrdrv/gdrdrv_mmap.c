@@ -239,6 +239,7 @@ static int gdrdrv_mmap_pin(struct gdrdrv_pin *pin, struct vm_area_struct *vma)
 						   GDRDRV_MAPPING_WC;
 	if (!gdrdrv_mapping_type_supported(pin, type))
 		return -EINVAL;
+	vma->vm_page_prot = gdrdrv_pgprot_io(vma->vm_page_prot);
 	if (type == GDRDRV_MAPPING_WC) {
 		ret = gdrdrv_runs_reserve(pin);
 		if (ret)
@@ -268,8 +269,12 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 
 	if (!gdrdrv_caller_is_owner(f))
 		return gdrdrv_count_error(-EACCES);
-	/* A private mapping would be a COW mapping of device memory. */
-	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
+	/*
+	 * A private mapping would be a COW mapping of device memory.  Test
+	 * MAYSHARE, not SHARED: the core clears VM_SHARED of a MAP_SHARED
+	 * mapping of an O_RDONLY file, which is legitimately read-only.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return gdrdrv_count_error(-EINVAL);
 
 	pin = gdrdrv_pin_get(f, vma->vm_pgoff);

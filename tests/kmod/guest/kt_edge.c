@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +22,7 @@ int kt_sc_large_map(void);
 int kt_sc_free_during_touch(void);
 int kt_sc_put_pages_error(void);
 int kt_sc_handles_wrap(void);
+int kt_sc_map_readonly(void);
 
 #define KT_GIB		(1ull << 30)
 #define KT_CURSOR	"/sys/module/gdrdrv/parameters/handle_cursor"
@@ -329,6 +331,41 @@ int kt_sc_handles_wrap(void)
 		KT_OK(munmap((void *)map, len));
 		KT_OK(kt_unpin(fd, pins[i].h));
 	}
+	KT_OK(kt_free(va));
+	close(fd);
+	kt_bar_unmap(bar);
+	return 0;
+}
+
+/*
+ * An O_RDONLY file: MAP_SHARED with PROT_READ works (the core clears
+ * VM_SHARED of such a mapping); writing is refused by the core; private
+ * (copy-on-write) mappings are refused by gdrdrv.
+ */
+int kt_sc_map_readonly(void)
+{
+	const uint64_t va = KT_VA_BASE, len = 2 * KT_CHUNK, off = 44 << 20;
+	const off_t pgoff = (off_t)getpagesize();
+	volatile uint32_t *bar = kt_bar_map();
+	void *ro, *p;
+	uint64_t h;
+	int fd = open("/dev/gdrdrv", O_RDONLY | O_CLOEXEC);
+
+	KT_CHECK(fd >= 0 && bar, "open O_RDONLY: %s", strerror(errno));
+	KT_OK(kt_alloc(va, len, off, 0));
+	KT_OK(kt_pin(fd, va, len, &h));
+	kt_fill(bar + off / 4, len, 31);
+	ro = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)h * pgoff);
+	KT_CHECK(ro != MAP_FAILED, "read-only shared mmap: %s", strerror(errno));
+	KT_CHECK(kt_verify(ro, len, 31) < 0, "read-only mapping aliases other memory");
+	KT_CHECK(mprotect(ro, len, PROT_READ | PROT_WRITE) == -1 && errno == EACCES,
+		 "mprotect to writable");
+	KT_OK(munmap(ro, len));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)h * pgoff);
+	KT_CHECK(p == MAP_FAILED && errno == EACCES, "writable mmap of O_RDONLY");
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)h * pgoff);
+	KT_CHECK(p == MAP_FAILED && errno == EINVAL, "private mmap");
+	KT_OK(kt_unpin(fd, h));
 	KT_OK(kt_free(va));
 	close(fd);
 	kt_bar_unmap(bar);

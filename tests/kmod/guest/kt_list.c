@@ -20,6 +20,7 @@ int kt_sc_large_map(void);
 int kt_sc_free_during_touch(void);
 int kt_sc_put_pages_error(void);
 int kt_sc_handles_wrap(void);
+int kt_sc_map_readonly(void);
 
 const struct kt_scenario kt_scenarios[] = {
 	{ "get_version", kt_sc_version },
@@ -40,5 +41,6 @@ const struct kt_scenario kt_scenarios[] = {
 	{ "free_during_touch", kt_sc_free_during_touch },
 	{ "put_pages_error", kt_sc_put_pages_error },
 	{ "handles_wrap", kt_sc_handles_wrap },
+	{ "map_readonly", kt_sc_map_readonly },
 	{ NULL, NULL },
 };

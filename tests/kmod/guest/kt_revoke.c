@@ -69,7 +69,15 @@ int kt_sc_free_while_mapped(void)
 	KT_OK(kt_cb_flag(m.fd, m.h, &flag));
 	KT_OK(kt_info(m.fd, m.h, &info));
 	if (!kt.persistent) {
+		struct gdrdrv_get_info_args v1 = { .handle = m.h };
+
 		KT_CHECK(flag == 1, "callback flag not set");
+		/* gdrcopy's libgdrapi reads the mapping as gone after a revoke. */
+		KT_CHECK(info.mapping_type == GDRDRV_MAPPING_NONE,
+			 "GET_INFO_V2 after revoke: type %u", info.mapping_type);
+		KT_OK(kt_ioctl(m.fd, GDRDRV_IOC_GET_INFO, &v1));
+		KT_CHECK(!v1.mapped && !v1.wc_mapping, "GET_INFO after revoke: mapped %u wc %u",
+			 v1.mapped, v1.wc_mapping);
 		KT_CHECK(kt_stat("invalidations") > 0, "invalidations counter");
 		if (kt_all_fault(m.map, len))
 			return -1;
