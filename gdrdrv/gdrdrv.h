@@ -7,11 +7,10 @@
  *                        its pins and a private address_space, so that
  *                        revoking a pin zaps exactly the mappings made
  *                        through this file.
- *   the handle table     one xarray for the whole module, handle -> pin.
- *                        Handles are unique across all files (until the
- *                        handle space wraps), so a handle of another file
- *                        or an unpinned one is never found as someone
- *                        else's pin: lookups also check the owning file.
+ *   the handle table     one xarray per file, handle -> pin, with its own
+ *                        cyclic allocator (gdrdrv_table.c): handle spaces
+ *                        of different files are independent, as in
+ *                        gdrcopy.
  *   struct gdrdrv_pin    one pinned GPU range: the NVIDIA page table, its
  *                        handle (= its mmap offset in host pages) and the
  *                        state of its CPU mappings.
@@ -27,7 +26,7 @@
  * LOCK ORDER (outer first); no other nesting exists:
  *
  *   mmap_lock (held by the core around ->mmap, ->fault, ->close)
- *     -> gdrdrv_table_lock       (mutex; handle table and allocator)
+ *     -> file->table_lock        (mutex; the file's handle table)
  *   mmap_lock
  *     -> pin->sem                (rw_semaphore; page table, mapping state)
  *          -> i_mmap_rwsem, page-table locks (unmap_mapping_range,
@@ -36,7 +35,7 @@
  *     -> pin->sem -> i_mmap_rwsem
  *
  * Consequences, relied on throughout:
- *   - gdrdrv_table_lock and pin->sem are never held together;
+ *   - a table_lock and pin->sem are never held together;
  *   - no gdrdrv lock is held while calling into the NVIDIA driver
  *     (get_pages, put_pages), because put_pages waits for a free callback
  *     that is running, and that callback takes pin->sem;
@@ -53,6 +52,7 @@
 #include <linux/refcount.h>
 #include <linux/list.h>
 #include <linux/atomic.h>
+#include <linux/xarray.h>
 
 #include "gdrdrv_ioctl.h"
 #include "gdrdrv_nv.h"
@@ -100,7 +100,7 @@ struct gdrdrv_file;
 struct gdrdrv_pin {
 	refcount_t ref;
 	struct gdrdrv_file *file;	/* owner; outlives the pin */
-	struct list_head file_node;	/* in file->pins, table lock */
+	struct list_head file_node;	/* in file->pins, file->table_lock */
 
 	/* Immutable after creation. */
 	unsigned long handle;		/* first mmap page offset */
@@ -117,7 +117,7 @@ struct gdrdrv_pin {
 	struct rw_semaphore sem;	/* protects everything below */
 	enum gdrdrv_nv_state nv_state;
 	struct nvidia_p2p_page_table *page_table; /* valid in NV_PINNED */
-	bool table_live;		/* reachable by handle (table lock) */
+	bool table_live;		/* reachable by handle (table_lock) */
 	bool cb_fired;			/* the free callback revoked it */
 	bool cb_in_release;		/* the callback ran during put_pages */
 	u32 req_type;			/* GDRDRV_MAPPING_* asked for */
@@ -127,7 +127,13 @@ struct gdrdrv_pin {
 };
 
 struct gdrdrv_file {
-	struct list_head pins;		/* its pins, under gdrdrv_table_lock */
+	struct mutex table_lock;	/* protects the next three */
+	struct xarray table;		/* handle -> pin */
+	struct list_head pins;		/* its pins */
+	unsigned long cursor;		/* next handle to try */
+#ifdef GDRDRV_NV_FLAVOUR_MOCK
+	struct list_head test_node;	/* in gdrdrv_table.c's list */
+#endif
 	pid_t owner_tgid;		/* opener's thread group ... */
 	u64 owner_start;		/* ... and its start time (no reuse) */
 	bool persistent;		/* pinning mode, fixed at open */
@@ -138,13 +144,27 @@ struct gdrdrv_file {
 extern bool gdrdrv_use_persistent;
 bool gdrdrv_caller_is_owner(const struct gdrdrv_file *f);
 
+/* gdrdrv_table.c */
+void gdrdrv_table_init(struct gdrdrv_file *f);
+void gdrdrv_table_fini(struct gdrdrv_file *f);
+int gdrdrv_table_insert(struct gdrdrv_file *f, struct gdrdrv_pin *pin);
+void gdrdrv_table_publish(struct gdrdrv_pin *pin);
+void gdrdrv_table_remove(struct gdrdrv_pin *pin);
+struct gdrdrv_pin *gdrdrv_table_take(struct gdrdrv_file *f,
+				     unsigned long handle, bool any);
+struct gdrdrv_pin *gdrdrv_pin_get(struct gdrdrv_file *f, unsigned long handle);
+#ifdef GDRDRV_NV_FLAVOUR_MOCK
+void gdrdrv_table_track(struct gdrdrv_file *f, bool add);
+#else
+static inline void gdrdrv_table_track(struct gdrdrv_file *f, bool add) {}
+#endif
+
 /* gdrdrv_pin.c */
 int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 		      u64 p2p_token, u32 va_space, u32 pin_flags,
 		      unsigned long *handle);
 int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle);
 void gdrdrv_pin_destroy_all(struct gdrdrv_file *f);
-struct gdrdrv_pin *gdrdrv_pin_get(struct gdrdrv_file *f, unsigned long handle);
 void gdrdrv_pin_put(struct gdrdrv_pin *pin);
 void gdrdrv_pin_hold(struct gdrdrv_pin *pin);
 bool gdrdrv_force_pcie_supported(const struct gdrdrv_file *f);

@@ -48,11 +48,11 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 
-	INIT_LIST_HEAD(&f->pins);
+	gdrdrv_table_init(f);
 	f->owner_tgid = current->tgid;
 	f->owner_start = current->group_leader->start_time;
 	f->persistent = READ_ONCE(gdrdrv_use_persistent);
@@ -68,6 +68,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 	filp->f_mapping = &f->mapping;
 	filp->private_data = f;
 
+	gdrdrv_table_track(f, true);
 	atomic64_inc(&gdrdrv_stats.files);
 	return nonseekable_open(inode, filp);
 }
@@ -80,7 +81,9 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f = filp->private_data;
 
+	gdrdrv_table_track(f, false);
 	gdrdrv_pin_destroy_all(f);
+	gdrdrv_table_fini(f);
 	filp->f_mapping = inode->i_mapping;
 	filp->private_data = NULL;
 	kfree(f);

@@ -45,101 +45,6 @@ bool gdrdrv_force_pcie_supported(const struct gdrdrv_file *f)
 	return f->persistent && GDRDRV_NV_FORCE_BAR1 != 0;
 }
 
-/*
- * The handle table: one for the module, so that handles are unique across
- * files and a foreign handle is never another file's pin.
- */
-static DEFINE_MUTEX(gdrdrv_table_lock);
-static DEFINE_XARRAY(gdrdrv_table);
-static unsigned long gdrdrv_cursor = GDRDRV_HANDLE_MIN;
-
-/*
- * Find a free handle range of @npages, starting at the cursor and wrapping
- * once.  Invariant: the cursor is never strictly inside a live range (it
- * is the end of the range allocated last, and ranges are disjoint), so a
- * range is free exactly when no entry *starts* inside it.  Allocation is
- * cyclic, so an unpinned handle is not handed out again before the whole
- * space has been used.  Caller holds gdrdrv_table_lock.
- */
-static int gdrdrv_handle_alloc(unsigned long npages, unsigned long *handle)
-{
-	unsigned long start = gdrdrv_cursor;
-	bool wrapped = false;
-
-	for (;;) {
-		struct gdrdrv_pin *next;
-		unsigned long idx;
-
-		if (start < GDRDRV_HANDLE_MIN)
-			start = GDRDRV_HANDLE_MIN;
-		if (start >= GDRDRV_HANDLE_LIMIT ||
-		    npages > GDRDRV_HANDLE_LIMIT - start) {
-			if (wrapped)
-				return -ENOSPC;
-			wrapped = true;
-			start = GDRDRV_HANDLE_MIN;
-			continue;
-		}
-		idx = start;
-		next = xa_find(&gdrdrv_table, &idx, start + npages - 1,
-			       XA_PRESENT);
-		if (!next) {
-			*handle = start;
-			gdrdrv_cursor = start + npages;
-			return 0;
-		}
-		start = next->handle + next->npages;
-	}
-}
-
-#ifdef GDRDRV_NV_FLAVOUR_MOCK
-/*
- * Tests only (mock flavour): move the cursor, e.g. next to the end of the
- * handle space so that allocations run across the wrap.  A value inside a
- * live range would break the allocator's invariant and is refused.
- */
-static int gdrdrv_cursor_set(const char *val, const struct kernel_param *kp)
-{
-	struct gdrdrv_pin *pin;
-	unsigned long v, idx;
-	int ret;
-
-	ret = kstrtoul(val, 0, &v);
-	if (ret)
-		return ret;
-	if (v < GDRDRV_HANDLE_MIN || v >= GDRDRV_HANDLE_LIMIT)
-		return -ERANGE;
-	mutex_lock(&gdrdrv_table_lock);
-	xa_for_each(&gdrdrv_table, idx, pin) {
-		if (v > pin->handle && v - pin->handle < pin->npages) {
-			ret = -EBUSY;
-			break;
-		}
-	}
-	if (!ret)
-		gdrdrv_cursor = v;
-	mutex_unlock(&gdrdrv_table_lock);
-	return ret;
-}
-
-static const struct kernel_param_ops gdrdrv_cursor_ops = {
-	.set	= gdrdrv_cursor_set,
-	.get	= param_get_ulong,
-};
-module_param_cb(handle_cursor, &gdrdrv_cursor_ops, &gdrdrv_cursor, 0600);
-MODULE_PARM_DESC(handle_cursor, "Next handle to try (mock test builds only)");
-#endif
-
-/* Take @pin out of the table.  Caller holds gdrdrv_table_lock. */
-static void gdrdrv_table_unlink(struct gdrdrv_pin *pin)
-{
-	xa_erase(&gdrdrv_table, pin->handle);
-	list_del_init(&pin->file_node);
-	if (pin->table_live)
-		atomic64_dec(&gdrdrv_stats.pins);
-	pin->table_live = false;
-}
-
 static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
 				 const struct nvidia_p2p_page_table *pt)
 {
@@ -283,13 +188,6 @@ static void gdrdrv_free_callback(void *data)
 		module_put(THIS_MODULE);
 }
 
-static void gdrdrv_table_remove(struct gdrdrv_pin *pin)
-{
-	mutex_lock(&gdrdrv_table_lock);
-	gdrdrv_table_unlink(pin);
-	mutex_unlock(&gdrdrv_table_lock);
-}
-
 static int gdrdrv_pin_check_args(const struct gdrdrv_file *f, u64 addr,
 				 u64 size, u64 p2p_token, u32 va_space,
 				 u32 pin_flags, u64 *va, u64 *len)
@@ -336,7 +234,7 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 	if (ret)
 		return ret;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);
 	if (!pin)
 		return -ENOMEM;
 	refcount_set(&pin->ref, 1);	/* the table's reference */
@@ -354,17 +252,11 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 		pin->nv_flags = GDRDRV_NV_FORCE_BAR1;
 	pin->nv_state = GDRDRV_NV_NONE;
 
-	/* Reserve the handle range now; lookups ignore it until table_live. */
-	mutex_lock(&gdrdrv_table_lock);
-	ret = gdrdrv_handle_alloc(pin->npages, &pin->handle);
-	if (!ret)
-		ret = xa_insert(&gdrdrv_table, pin->handle, pin, GFP_KERNEL);
-	if (!ret)
-		list_add_tail(&pin->file_node, &f->pins);
-	mutex_unlock(&gdrdrv_table_lock);
+	/* Reserve the handle range now; lookups ignore it until published. */
+	ret = gdrdrv_table_insert(f, pin);
 	if (ret) {
 		kfree(pin);
-		return ret == -EBUSY ? -ENOSPC : ret;
+		return ret;
 	}
 
 	gdrdrv_pin_hold(pin);	/* the NVIDIA registration's reference */
@@ -397,11 +289,7 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 		goto out_remove;
 	}
 
-	mutex_lock(&gdrdrv_table_lock);
-	pin->table_live = true;
-	atomic64_inc(&gdrdrv_stats.pins);
-	atomic64_inc(&gdrdrv_stats.pins_total);
-	mutex_unlock(&gdrdrv_table_lock);
+	gdrdrv_table_publish(pin);
 	*handle = pin->handle;
 	return 0;
 
@@ -411,44 +299,12 @@ out_remove:
 	return ret;
 }
 
-/* The live pin of @f named @handle, or NULL.  Caller holds the lock. */
-static struct gdrdrv_pin *gdrdrv_table_find(struct gdrdrv_file *f,
-					    unsigned long handle)
-{
-	struct gdrdrv_pin *pin;
-
-	if (handle < GDRDRV_HANDLE_MIN || handle >= GDRDRV_HANDLE_LIMIT)
-		return NULL;
-	pin = xa_load(&gdrdrv_table, handle);
-	if (!pin || !pin->table_live || pin->file != f)
-		return NULL;
-	return pin;
-}
-
-struct gdrdrv_pin *gdrdrv_pin_get(struct gdrdrv_file *f, unsigned long handle)
-{
-	struct gdrdrv_pin *pin;
-
-	mutex_lock(&gdrdrv_table_lock);
-	pin = gdrdrv_table_find(f, handle);
-	if (pin)
-		gdrdrv_pin_hold(pin);
-	mutex_unlock(&gdrdrv_table_lock);
-	return pin;
-}
-
 int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
 {
-	struct gdrdrv_pin *pin;
+	struct gdrdrv_pin *pin = gdrdrv_table_take(f, handle, false);
 
-	mutex_lock(&gdrdrv_table_lock);
-	pin = gdrdrv_table_find(f, handle);
-	if (pin)
-		gdrdrv_table_unlink(pin);
-	mutex_unlock(&gdrdrv_table_lock);
 	if (!pin)
 		return -EINVAL;
-
 	gdrdrv_pin_release_pages(pin);
 	gdrdrv_pin_put(pin);	/* the table's reference */
 	return 0;
@@ -457,18 +313,11 @@ int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
 /* From release(): no ioctl can be running on @f any more. */
 void gdrdrv_pin_destroy_all(struct gdrdrv_file *f)
 {
-	for (;;) {
-		struct gdrdrv_pin *pin;
+	struct gdrdrv_pin *pin;
 
-		mutex_lock(&gdrdrv_table_lock);
-		pin = list_first_entry_or_null(&f->pins, struct gdrdrv_pin,
-					       file_node);
-		if (pin)
-			gdrdrv_table_unlink(pin);
-		mutex_unlock(&gdrdrv_table_lock);
-		if (!pin)
-			return;
+	while ((pin = gdrdrv_table_take(f, 0, true))) {
 		gdrdrv_pin_release_pages(pin);
 		gdrdrv_pin_put(pin);
+		cond_resched();
 	}
 }

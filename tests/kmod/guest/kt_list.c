@@ -21,6 +21,7 @@ int kt_sc_free_during_touch(void);
 int kt_sc_put_pages_error(void);
 int kt_sc_handles_wrap(void);
 int kt_sc_map_readonly(void);
+int kt_sc_memcg_account(void);
 
 const struct kt_scenario kt_scenarios[] = {
 	{ "get_version", kt_sc_version },
@@ -42,5 +43,6 @@ const struct kt_scenario kt_scenarios[] = {
 	{ "put_pages_error", kt_sc_put_pages_error },
 	{ "handles_wrap", kt_sc_handles_wrap },
 	{ "map_readonly", kt_sc_map_readonly },
+	{ "memcg_account", kt_sc_memcg_account },
 	{ NULL, NULL },
 };
