@@ -94,6 +94,47 @@ static inline void gdrdrv_memtype_free_wc(phys_addr_t start, u64 size)
 	arch_io_free_memtype_wc(start, size);
 }
 
+/*
+ * Whether the PTE that maps @addr in @mm is write-combining.  On x86, PAT
+ * silently gives an io range UC- when an earlier mapping reserved it so
+ * (e.g. through sysfs resource2): WC was asked for, and only the PTE
+ * tells what was granted.  Linux programs PAT entry 1 as WC (see
+ * gdrdrv_pgprot_wc()).  Only inline page-table helpers are used, so the
+ * proprietary flavour can do it too.  The caller holds the mmap lock or
+ * the VMA's lock, so the page tables cannot go away under the walk.
+ * Elsewhere, and where the walk finds nothing, the answer is "yes": the
+ * PTE then has the type asked for.
+ */
+static inline bool gdrdrv_pte_is_wc(struct mm_struct *mm, unsigned long addr)
+{
+#if defined(CONFIG_X86)
+	pgd_t *pgd = pgd_offset(mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+	pte_t pte;
+
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return true;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return true;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud))
+		return true;
+	pmd = pmd_offset(pud, addr);
+	if (pmd_none(*pmd) || pmd_bad(*pmd))
+		return true;
+	pte = *pte_offset_kernel(pmd, addr);
+	if (!pte_present(pte))
+		return true;
+	return (pte_flags(pte) & (_PAGE_PWT | _PAGE_PCD | _PAGE_PAT)) ==
+	       _PAGE_PWT;
+#else
+	return true;
+#endif
+}
+
 /* CPU clock for the deprecated tsc_khz field of GET_INFO. */
 #if defined(CONFIG_X86)
 #include <asm/tsc.h>

@@ -18,9 +18,12 @@
  * So ->mmap reserves WC for each physically contiguous run of the pin
  * (one reservation when the pin is contiguous) before anything is
  * inserted, and the reservation lives as long as the pin's pages.  It is
- * visible in /sys/kernel/debug/x86/pat_memtype_list.  A conflicting
- * reservation (someone mapped the range UC) fails the mmap rather than
- * silently degrading it.
+ * visible in /sys/kernel/debug/x86/pat_memtype_list.  An earlier UC-
+ * reservation of the range (someone mapped it through sysfs resource2)
+ * does NOT fail the reservation: PAT silently grants UC- instead, and the
+ * PTEs become UC-.  The reservation API does not say so; the fault
+ * handler reads the PTE it inserted and, if it is not WC, GET_INFO
+ * reports the mapping as DEVICE (uncached) from then on.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -164,6 +167,13 @@ static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 	ret = gdrdrv_insert(pin, vma, fault);
 	if (ret & VM_FAULT_ERROR)
 		goto out;
+	/* Let GET_INFO tell the truth if PAT downgraded WC (see above). */
+	if (pin->map_type == GDRDRV_MAPPING_WC && !READ_ONCE(pin->wc_lost) &&
+	    !gdrdrv_pte_is_wc(vma->vm_mm, fault)) {
+		pr_warn_ratelimited(GDRDRV_NAME ": WC mapping of va 0x%llx got an uncached memory type (an earlier UC- mapping of the BAR range?)\n",
+				    pin->va);
+		WRITE_ONCE(pin->wc_lost, true);
+	}
 	/*
 	 * Its window is filled too, so that a linear walk costs one fault per
 	 * window; the bound keeps pin->sem short, so a free callback (which
@@ -205,8 +215,10 @@ static void gdrdrv_vm_close(struct vm_area_struct *vma)
 	struct gdrdrv_pin *pin = vma->vm_private_data;
 
 	down_write(&pin->sem);
-	if (!--pin->map_count)
+	if (!--pin->map_count) {
 		pin->map_type = GDRDRV_MAPPING_NONE;
+		pin->wc_lost = false;
+	}
 	up_write(&pin->sem);
 	atomic64_dec(&gdrdrv_stats.mappings);
 	gdrdrv_pin_put(pin);

@@ -29,7 +29,7 @@ KMOD_PROP_DIR = $(KMOD_DIR)/kbuild-propcheck
 
 # Scenarios run in callback mode only, and in both pinning modes.
 KMOD_ONCE = get_version free_during_touch put_pages_error memcg_account
-KMOD_BOTH = handles_wrap large_map map_readonly pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
+KMOD_BOTH = handles_wrap large_map map_readonly wc_conflict pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
 	free_during_copy free_during_unpin unpin_close_exit fork fd_passing \
 	threads16 fuzz cycles100k
 # Hook: further static guest programs run in both modes, one result each

@@ -22,6 +22,7 @@ int kt_sc_put_pages_error(void);
 int kt_sc_handles_wrap(void);
 int kt_sc_map_readonly(void);
 int kt_sc_memcg_account(void);
+int kt_sc_wc_conflict(void);
 
 const struct kt_scenario kt_scenarios[] = {
 	{ "get_version", kt_sc_version },
@@ -44,5 +45,6 @@ const struct kt_scenario kt_scenarios[] = {
 	{ "handles_wrap", kt_sc_handles_wrap },
 	{ "map_readonly", kt_sc_map_readonly },
 	{ "memcg_account", kt_sc_memcg_account },
+	{ "wc_conflict", kt_sc_wc_conflict },
 	{ NULL, NULL },
 };
