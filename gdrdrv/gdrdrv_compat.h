@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * gdrdrv_compat.h - every kernel-version and NVIDIA-flavour difference
- * gdrdrv cares about, in one place.  Supported kernels: 5.15 .. 6.18.
+ * gdrdrv cares about, in one place.  Supported kernels: 5.10 .. 6.18
+ * (CI builds 5.10, 6.1 and 6.12 and boots 6.1 and 6.12).
  *
  * Rule for this file: the rest of the module calls only the gdrdrv_*()
- * helpers below and never tests LINUX_VERSION_CODE itself.
+ * helpers below.  API differences are found by Kbuild compile probes
+ * (GDRDRV_HAVE_*, see Kbuild), never by LINUX_VERSION_CODE: enterprise
+ * kernels backport APIs without changing their version.
  */
 #ifndef GDRDRV_COMPAT_H
 #define GDRDRV_COMPAT_H
@@ -16,8 +19,9 @@
 
 #include "gdrdrv_nv.h"	/* GDRDRV_NV_GPL_OK */
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 15, 0)
-#error "gdrdrv needs Linux 5.15 or newer"
+/* The oldest kernel built in CI (Debian 11); RHEL 9 and SLES 15 SP4+ are 5.14. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 10, 0)
+#error "gdrdrv needs Linux 5.10 or newer"
 #endif
 
 /* Handles, offsets and the ABI's layouts assume a 64-bit kernel. */
@@ -27,13 +31,14 @@
 
 /*
  * vm_flags became read-only in 6.3; vm_flags_set()/vm_flags_clear() are
- * the only way to change them there and do not exist before.  Both are
- * called from ->mmap with mmap_lock held for writing.
+ * the only way to change them there and do not exist in older kernels
+ * without the backport (probed).  Called from ->mmap with mmap_lock held
+ * for writing.
  */
 static inline void gdrdrv_vma_flags_set(struct vm_area_struct *vma,
 					unsigned long set, unsigned long clear)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef GDRDRV_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, set);
 	vm_flags_clear(vma, clear);
 #else
