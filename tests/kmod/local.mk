@@ -19,7 +19,7 @@ KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
 EXTRA_DIST += $(KMOD_MOCK_SRCS) $(KMOD_GUEST_SRCS) tests/kmod/guest/kt.h \
 	tests/kmod/include/nv-p2p.h tests/kmod/guest-init.sh tests/kmod/run-qemu.sh \
 	tests/kmod/check-imports.sh tests/kmod/payload.sh tests/kmod/README.md \
-	tests/kmod/DEPS.txt
+	tests/kmod/DEPS.txt tests/kmod/kernels.sh
 
 KMOD_DIR      = $(abs_top_builddir)/tests/kmod
 KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
@@ -72,7 +72,8 @@ endif
 
 clean-local: kmod-clean
 kmod-clean:
-	rm -rf $(KMOD_MOCK_DIR) $(KMOD_PROP_DIR) $(KMOD_DIR)/run tests/kmod/kt
+	rm -rf $(KMOD_MOCK_DIR) $(KMOD_PROP_DIR) $(KMOD_DIR)/run $(KMOD_DIR)/kernels \
+	  tests/kmod/kt
 
 if HAVE_KMOD_TESTS
 # The guest test program: static, so the initramfs needs no libraries.
@@ -99,9 +100,26 @@ check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_
 	  --results "$(GDRX_RESULTS)" --timeout $(KMOD_TIMEOUT)
 
 GDRX_CHECK_EXTRA += check-kmod
+
+# The extra kernels of config/kheaders.sh (Debian 11's 5.10, Debian 12's
+# 6.12): gdrdrv built against each (mock, NVIDIA and proprietary-import
+# checks, W=1 -Werror) and the same qemu run booted on those with an image.
+KMOD_KHEADERS = /opt/gdrx-kheaders
+check-kmod-kernels: tests/kmod/kt $(KMOD_LIBGDR_SUITES) tests/sim/libcuda.la
+	$(SHELL) $(srcdir)/tests/kmod/kernels.sh --dir "$(KMOD_KHEADERS)" \
+	  --src "$(abs_top_srcdir)" --work "$(KMOD_DIR)/kernels" \
+	  $(NVIDIA_SRC:%=--nvidia-src %) --results "$(GDRX_RESULTS)" -- \
+	  --qemu "$(QEMU)" --busybox "$(BUSYBOX)" --kt tests/kmod/kt \
+	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
+	  --suites "$(KMOD_LIBGDR_SUITES)" --dlopen libcuda.so.1 \
+	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs" \
+	  --guest-env "$(KMOD_SUITE_ENV)" --tools "nm readelf" \
+	  --timeout $(KMOD_TIMEOUT)
+
+GDRX_CHECK_EXTRA += check-kmod-kernels
 else
-check-kmod:
-	@echo "check-kmod: skipped: kernel headers, qemu, busybox or the kernel image missing (see configure's summary)"
+check-kmod check-kmod-kernels:
+	@echo "$@: skipped: kernel headers, qemu, busybox or the kernel image missing (see configure's summary)"
 endif
 
-.PHONY: check-kmod kmod-clean kmod-mock-module kmod-propcheck-module
+.PHONY: check-kmod check-kmod-kernels kmod-clean kmod-mock-module kmod-propcheck-module
