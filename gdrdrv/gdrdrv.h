@@ -122,9 +122,9 @@ struct gdrdrv_pin {
 	bool cb_in_release;		/* the callback ran during put_pages */
 	u32 req_type;			/* GDRDRV_MAPPING_* asked for */
 	u32 map_type;			/* type of the live mappings */
-	bool wc_lost;			/* a faulted PTE of a WC mapping is
-					 * not WC (PAT conflict); set with
-					 * pin->sem read-held, so WRITE_ONCE */
+	bool type_lost;			/* a faulted PTE is not of map_type
+					 * (PAT gave UC-); set with pin->sem
+					 * read-held, so WRITE_ONCE */
 	unsigned int map_count;		/* VMAs referring to the pin */
 	unsigned long nr_runs;		/* leading runs reserved WC, or 0 */
 };

@@ -18,6 +18,7 @@
 #include <linux/mem_encrypt.h>
 
 #include "gdrdrv_nv.h"	/* GDRDRV_NV_GPL_OK */
+#include "gdrdrv_ioctl.h"	/* GDRDRV_MAPPING_* */
 
 /* The oldest kernel built in CI (Debian 11); RHEL 9 and SLES 15 SP4+ are 5.14. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 10, 0)
@@ -100,20 +101,22 @@ static inline void gdrdrv_memtype_free_wc(phys_addr_t start, u64 size)
 }
 
 /*
- * Whether the PTE that maps @addr in @mm is write-combining.  On x86, PAT
- * silently gives an io range UC- when an earlier mapping reserved it so
- * (e.g. through sysfs resource2): WC was asked for, and only the PTE
- * tells what was granted.  Linux programs PAT entry 1 as WC (see
+ * Whether the PTE that maps @addr in @mm has the memory type of mapping
+ * @type (WC or CACHING).  On x86, PAT silently gives an io range UC- when
+ * an earlier mapping reserved it so (e.g. through sysfs resource2), and an
+ * unreserved io range UC- whatever was asked: only the PTE tells what was
+ * granted.  Linux programs PAT entry 0 as WB and entry 1 as WC (see
  * gdrdrv_pgprot_wc()).  Only inline page-table helpers are used, so the
  * proprietary flavour can do it too.  The caller holds the mmap lock or
  * the VMA's lock, so the page tables cannot go away under the walk.
- * Elsewhere, and where the walk finds nothing, the answer is "yes": the
- * PTE then has the type asked for.
+ * Elsewhere, and where the walk finds nothing, the answer is "yes".
  */
-static inline bool gdrdrv_pte_is_wc(struct mm_struct *mm, unsigned long addr)
+static inline bool gdrdrv_pte_type_is(struct mm_struct *mm, unsigned long addr,
+				      u32 type)
 {
 #if defined(CONFIG_X86)
 	pgd_t *pgd = pgd_offset(mm, addr);
+	pteval_t bits;
 	p4d_t *p4d;
 	pud_t *pud;
 	pmd_t *pmd;
@@ -133,8 +136,8 @@ static inline bool gdrdrv_pte_is_wc(struct mm_struct *mm, unsigned long addr)
 	pte = *pte_offset_kernel(pmd, addr);
 	if (!pte_present(pte))
 		return true;
-	return (pte_flags(pte) & (_PAGE_PWT | _PAGE_PCD | _PAGE_PAT)) ==
-	       _PAGE_PWT;
+	bits = pte_flags(pte) & (_PAGE_PWT | _PAGE_PCD | _PAGE_PAT);
+	return bits == (type == GDRDRV_MAPPING_WC ? _PAGE_PWT : 0);
 #else
 	return true;
 #endif

@@ -93,7 +93,7 @@ static int gdrdrv_pin_snapshot(struct gdrdrv_file *f, u64 handle,
 	s->mapped = pin->map_count > 0 && pin->nv_state == GDRDRV_NV_PINNED;
 	s->map_type = s->mapped ? pin->map_type : GDRDRV_MAPPING_NONE;
 	/* Known only once a fault read a PTE (gdrdrv_mmap.c). */
-	if (s->map_type == GDRDRV_MAPPING_WC && READ_ONCE(pin->wc_lost))
+	if (s->map_type != GDRDRV_MAPPING_NONE && READ_ONCE(pin->type_lost))
 		s->map_type = GDRDRV_MAPPING_DEVICE;
 	s->cb_fired = pin->cb_fired;
 	up_read(&pin->sem);

@@ -23,7 +23,8 @@
  * does NOT fail the reservation: PAT silently grants UC- instead, and the
  * PTEs become UC-.  The reservation API does not say so; the fault
  * handler reads the PTE it inserted and, if it is not WC, GET_INFO
- * reports the mapping as DEVICE (uncached) from then on.
+ * reports the mapping as DEVICE (uncached) from then on.  The same holds
+ * for CACHING on x86, where an io range without a WB reservation is UC-.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -167,12 +168,12 @@ static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 	ret = gdrdrv_insert(pin, vma, fault);
 	if (ret & VM_FAULT_ERROR)
 		goto out;
-	/* Let GET_INFO tell the truth if PAT downgraded WC (see above). */
-	if (pin->map_type == GDRDRV_MAPPING_WC && !READ_ONCE(pin->wc_lost) &&
-	    !gdrdrv_pte_is_wc(vma->vm_mm, fault)) {
-		pr_warn_ratelimited(GDRDRV_NAME ": WC mapping of va 0x%llx got an uncached memory type (an earlier UC- mapping of the BAR range?)\n",
-				    pin->va);
-		WRITE_ONCE(pin->wc_lost, true);
+	/* Let GET_INFO tell the truth if PAT changed the type (see above). */
+	if (!READ_ONCE(pin->type_lost) &&
+	    !gdrdrv_pte_type_is(vma->vm_mm, fault, pin->map_type)) {
+		pr_warn_ratelimited(GDRDRV_NAME ": mapping of va 0x%llx (type %u) got an uncached memory type\n",
+				    pin->va, pin->map_type);
+		WRITE_ONCE(pin->type_lost, true);
 	}
 	/*
 	 * Its window is filled too, so that a linear walk costs one fault per
@@ -217,7 +218,7 @@ static void gdrdrv_vm_close(struct vm_area_struct *vma)
 	down_write(&pin->sem);
 	if (!--pin->map_count) {
 		pin->map_type = GDRDRV_MAPPING_NONE;
-		pin->wc_lost = false;
+		pin->type_lost = false;
 	}
 	up_write(&pin->sem);
 	atomic64_dec(&gdrdrv_stats.mappings);

@@ -19,7 +19,7 @@ GDRDRV_KSOURCES = \
 GDRDRV_KHELPERS = gdrdrv/gdrdrv-nvstub.c gdrdrv/nv-flavour.sh gdrdrv/dkms-build.sh
 
 EXTRA_DIST += $(GDRDRV_KSOURCES) $(GDRDRV_KHELPERS) \
-	config/dkms.conf config/99-gdrdrv.rules docs/gdrdrv.md
+	config/dkms.conf config/99-gdrdrv.rules docs/gdrdrv.md config/kheaders.sh
 
 # $(GDRDRV_SYNC) DIR FILE...: copy FILEs into DIR, leaving unchanged ones
 # alone so that kbuild only rebuilds what changed.

@@ -12,7 +12,7 @@ KMOD_GUEST_SRCS = tests/kmod/guest/kt_main.c tests/kmod/guest/kt_common.c \
 	tests/kmod/guest/kt_basic.c tests/kmod/guest/kt_revoke.c \
 	tests/kmod/guest/kt_proc.c tests/kmod/guest/kt_stress.c \
 	tests/kmod/guest/kt_list.c tests/kmod/guest/kt_edge.c \
-	tests/kmod/guest/kt_cgroup.c
+	tests/kmod/guest/kt_cgroup.c tests/kmod/guest/kt_types.c
 KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
 	tests/kmod/mock/mock_nvp2p_ioctl.h
 
@@ -29,7 +29,8 @@ KMOD_PROP_DIR = $(KMOD_DIR)/kbuild-propcheck
 
 # Scenarios run in callback mode only, and in both pinning modes.
 KMOD_ONCE = get_version free_during_touch put_pages_error memcg_account
-KMOD_BOTH = handles_wrap large_map map_readonly wc_conflict pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
+KMOD_BOTH = handles_wrap large_map map_readonly wc_conflict caching \
+	pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
 	free_during_copy free_during_unpin unpin_close_exit fork fd_passing \
 	threads16 fuzz cycles100k
 # Hook: further static guest programs run in both modes, one result each

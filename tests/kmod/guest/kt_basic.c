@@ -140,7 +140,8 @@ int kt_sc_pin_map_copy(void)
 	/* A partial mapping of the first 64 KiB. */
 	map = kt_map(fd, h, KT_CHUNK);
 	KT_CHECK(map, "partial mmap: %s", strerror(errno));
-	KT_CHECK(kt_verify(map, KT_CHUNK, 2) < 0 || 1, "partial");
+	kt_fill(bar + bar_off / 4, KT_CHUNK, 2);	/* the copy sweep changed it */
+	KT_CHECK(kt_verify(map, KT_CHUNK, 2) < 0, "partial mapping shows other data");
 	kt_fill(map, KT_CHUNK, 3);
 	KT_CHECK(kt_verify(bar + bar_off / 4, KT_CHUNK, 3) < 0, "partial alias");
 	KT_OK(munmap((void *)map, KT_CHUNK));

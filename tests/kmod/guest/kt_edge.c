@@ -23,7 +23,6 @@ int kt_sc_free_during_touch(void);
 int kt_sc_put_pages_error(void);
 int kt_sc_handles_wrap(void);
 int kt_sc_map_readonly(void);
-int kt_sc_wc_conflict(void);
 
 #define KT_GIB		(1ull << 30)
 #define KT_CURSOR	"/sys/module/gdrdrv/parameters/handle_cursor"
@@ -371,48 +370,5 @@ int kt_sc_map_readonly(void)
 	KT_OK(kt_free(va));
 	close(fd);
 	kt_bar_unmap(bar);
-	return 0;
-}
-
-/*
- * The BAR range is mapped uncached through sysfs resource2 first: PAT then
- * silently grants gdrdrv's WC mapping UC- too.  Once touched, GET_INFO
- * must report it as DEVICE (uncached), not WC.
- */
-int kt_sc_wc_conflict(void)
-{
-	const uint64_t va = KT_VA_BASE, len = 2 * KT_CHUNK, off = 52 << 20;
-	struct gdrdrv_get_info_v2_args info;
-	struct gdrdrv_get_info_args v1;
-	char path[sizeof(kt.bar_path)];
-	volatile uint32_t *map;
-	void *uc;
-	uint64_t h;
-	int fd = kt_open(), bfd;
-
-	snprintf(path, sizeof(path), "%.*s", (int)(strlen(kt.bar_path) - 3), kt.bar_path);
-	bfd = open(path, O_RDWR | O_CLOEXEC);
-	KT_CHECK(fd >= 0 && bfd >= 0, "open %s: %s", path, strerror(errno));
-	uc = mmap(NULL, kt.bar_size, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
-	KT_CHECK(uc != MAP_FAILED, "UC- mapping of the BAR: %s", strerror(errno));
-	if (kt_alloc_pin_map(fd, va, len, off, &h, &map))
-		return -1;
-	KT_OK(kt_info(fd, h, &info));
-	KT_CHECK(info.mapping_type == GDRDRV_MAPPING_WC, "before a fault: %u", info.mapping_type);
-	kt_fill(map, len, 41);
-	KT_CHECK(kt_verify((volatile uint32_t *)uc + off / 4, len, 41) < 0, "alias");
-	KT_OK(kt_info(fd, h, &info));
-	KT_CHECK(info.mapping_type == GDRDRV_MAPPING_DEVICE,
-		 "a UC- mapping reported as type %u", info.mapping_type);
-	v1 = (struct gdrdrv_get_info_args){ .handle = h };
-	KT_OK(kt_ioctl(fd, GDRDRV_IOC_GET_INFO, &v1));
-	KT_CHECK(v1.mapped && !v1.wc_mapping, "GET_INFO: mapped %u wc %u", v1.mapped,
-		 v1.wc_mapping);
-	KT_OK(munmap((void *)map, len));
-	KT_OK(munmap(uc, kt.bar_size));
-	close(bfd);
-	KT_OK(kt_unpin(fd, h));
-	KT_OK(kt_free(va));
-	close(fd);
 	return 0;
 }

@@ -23,6 +23,7 @@ int kt_sc_handles_wrap(void);
 int kt_sc_map_readonly(void);
 int kt_sc_memcg_account(void);
 int kt_sc_wc_conflict(void);
+int kt_sc_caching(void);
 
 const struct kt_scenario kt_scenarios[] = {
 	{ "get_version", kt_sc_version },
@@ -46,5 +47,6 @@ const struct kt_scenario kt_scenarios[] = {
 	{ "map_readonly", kt_sc_map_readonly },
 	{ "memcg_account", kt_sc_memcg_account },
 	{ "wc_conflict", kt_sc_wc_conflict },
+	{ "caching", kt_sc_caching },
 	{ NULL, NULL },
 };

@@ -237,6 +237,8 @@ static int mock_get(u64 va, u64 len, struct nvidia_p2p_page_table **ppt,
 	t->pt.pages = t->ptrs;
 	t->pt.entries = n;
 	t->pt.gpu_uuid = t->uuid;
+	if (a->flags & MOCK_ALLOC_CACHEABLE)
+		t->pt.flags = NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE;
 	t->alloc = a;
 	t->cb = cb;
 	t->data = data;
@@ -399,7 +401,8 @@ static int mock_ioc_alloc(void __user *uarg)
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
 	if (!args.va || !args.size || args.pad ||
-	    (args.flags & ~(MOCK_ALLOC_SCATTER | MOCK_ALLOC_ALIAS)) ||
+	    (args.flags & ~(MOCK_ALLOC_SCATTER | MOCK_ALLOC_ALIAS |
+			    MOCK_ALLOC_CACHEABLE)) ||
 	    ((args.va | args.size | args.bar_off) & (MOCK_NVP2P_CHUNK - 1)) ||
 	    args.va + args.size < args.va || args.bar_off >= mock_bar_size)
 		return -EINVAL;

@@ -26,6 +26,9 @@
  * around the BAR from bar_off, so a 32 GiB "GPU buffer" costs 64 MiB.  It
  * claims the whole BAR while it lives. */
 #define MOCK_ALLOC_ALIAS	0x2u
+/* CACHEABLE: page tables carry NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE,
+ * as on a coherent platform. */
+#define MOCK_ALLOC_CACHEABLE	0x4u
 
 struct mock_alloc_args {
 	__u64 va;		/* in: 64 KiB aligned, never 0 */
