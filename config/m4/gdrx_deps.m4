@@ -137,9 +137,10 @@ AC_DEFUN([GDRX_UCX_BUILD_FLAGS], [
     AC_MSG_RESULT([$UCX_BUILD_CPPFLAGS (from $gdrx_ucx_flags_from)])
 ])
 
-dnl Kernel headers for gdrdrv.ko.  The default is the newest Debian
-dnl linux-headers-*-amd64 tree (not uname -r: CI runs a different kernel
-dnl than the one the qemu tests boot).
+dnl Kernel headers for gdrdrv.ko.  The default is the running kernel's
+dnl build tree (what `make install` users load), else the newest Debian
+dnl linux-headers-*-amd64 tree (CI: the host kernel has no headers; the qemu
+dnl tests boot the kernel of those headers).
 AC_DEFUN([GDRX_CHECK_KERNEL], [
     AC_ARG_WITH([kernel-headers],
         [AS_HELP_STRING([--with-kernel-headers=DIR], [kernel build tree for gdrdrv.ko
@@ -148,7 +149,7 @@ AC_DEFUN([GDRX_CHECK_KERNEL], [
         [], [with_kernel_headers=auto])
     AS_IF([test "x$with_kernel_headers" = xauto], [
         with_kernel_headers=""
-        dnl The running kernel first: that is what `make install` users load.
+        dnl The running kernel first: the kernel that make install users load.
         AS_IF([test -f "/lib/modules/`uname -r`/build/Makefile"],
               [with_kernel_headers="/lib/modules/`uname -r`/build"])
         AS_IF([test -z "$with_kernel_headers"], [
@@ -198,6 +199,9 @@ AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
             AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`; break])
         done
     ], [
+        f=`GDRX_FIND_NV_P2P([$with_nvidia_src])`
+        AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`], [with_nvidia_src=""])
+    ])
     NVIDIA_SRC="$with_nvidia_src"
     AC_SUBST([NVIDIA_SRC])
     AS_IF([test -n "$NVIDIA_SRC" && test "x$gdrx_have_kernel" = xyes],
@@ -255,7 +259,7 @@ AC_DEFUN([GDRX_CHECK_MPI], [
 AC_DEFUN([GDRX_INSTALL_DIRS], [
     AC_ARG_WITH([udevrulesdir],
         [AS_HELP_STRING([--with-udevrulesdir=DIR], [udev rules: where udev reads them,
-                         whatever the prefix @<:@udev.pc's udevdir/rules.d, else /lib/udev/rules.d@:>@])],
+                         whatever the prefix @<:@udevdir of udev.pc + rules.d, else /lib/udev/rules.d@:>@])],
         [udevrulesdir="$withval"],
         [udevrulesdir=`$PKG_CONFIG --variable=udevdir udev 2>/dev/null`
          AS_IF([test -n "$udevrulesdir"], [udevrulesdir="$udevrulesdir/rules.d"],

@@ -19,7 +19,7 @@ KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
 EXTRA_DIST += $(KMOD_MOCK_SRCS) $(KMOD_GUEST_SRCS) tests/kmod/guest/kt.h \
 	tests/kmod/include/nv-p2p.h tests/kmod/guest-init.sh tests/kmod/run-qemu.sh \
 	tests/kmod/check-imports.sh tests/kmod/payload.sh tests/kmod/README.md \
-	tests/kmod/DEPS.txt tests/kmod/kernels.sh
+	tests/kmod/DEPS.txt tests/kmod/kernels.sh tests/kmod/check-dkms.sh
 
 KMOD_DIR      = $(abs_top_builddir)/tests/kmod
 KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
