@@ -177,6 +177,24 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma);
 void gdrdrv_pin_revoke_cpu_locked(struct gdrdrv_pin *pin);
 bool gdrdrv_mapping_type_supported(const struct gdrdrv_pin *pin, u32 type);
 
+/* gdrdrv_gdrcopy.c: what gdrcopy's scripts and users expect besides the ABI */
+extern bool gdrdrv_dbg_enabled, gdrdrv_info_enabled;
+int gdrdrv_gdrcopy_init(const struct file_operations *fops);
+void gdrdrv_gdrcopy_exit(void);
+
+/* Event logs, as gdrcopy's info_enabled/dbg_enabled parameters give. */
+#define gdrdrv_info(fmt, ...)						\
+	do {								\
+		if (READ_ONCE(gdrdrv_info_enabled) ||			\
+		    READ_ONCE(gdrdrv_dbg_enabled))			\
+			pr_info(GDRDRV_NAME ": " fmt, ##__VA_ARGS__);	\
+	} while (0)
+#define gdrdrv_dbg(fmt, ...)						\
+	do {								\
+		if (READ_ONCE(gdrdrv_dbg_enabled))			\
+			pr_info(GDRDRV_NAME ": " fmt, ##__VA_ARGS__);	\
+	} while (0)
+
 /* gdrdrv_ioctl.c */
 long gdrdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 

@@ -193,6 +193,8 @@ static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 		n++;
 	}
 	atomic64_add(n, &gdrdrv_stats.faulted_pages);
+	gdrdrv_dbg("fault at 0x%lx of handle 0x%lx: %lu pages mapped\n", fault,
+		   pin->handle, n);
 	ret = VM_FAULT_NOPAGE;
 out:
 	up_read(&pin->sem);

@@ -142,6 +142,7 @@ static void gdrdrv_free_callback(void *data)
 	struct gdrdrv_pin *pin = data;
 	bool drop = true, orphan = false;
 
+	gdrdrv_info("free callback for va 0x%llx\n", pin->va);
 	down_write(&pin->sem);
 	switch (pin->nv_state) {
 	case GDRDRV_NV_RELEASING:
@@ -291,6 +292,8 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 
 	gdrdrv_table_publish(pin);
 	*handle = pin->handle;
+	gdrdrv_info("pinned va 0x%llx size 0x%llx (%s) as handle 0x%lx\n", va, len,
+		    pin->persistent ? "persistent" : "callback", pin->handle);
 	return 0;
 
 out_remove:
@@ -305,6 +308,7 @@ int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
 
 	if (!pin)
 		return -EINVAL;
+	gdrdrv_info("unpinning handle 0x%lx (va 0x%llx)\n", handle, pin->va);
 	gdrdrv_pin_release_pages(pin);
 	gdrdrv_pin_put(pin);	/* the table's reference */
 	return 0;

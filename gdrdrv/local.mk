@@ -13,6 +13,7 @@
 GDRDRV_KSOURCES = \
 	gdrdrv/gdrdrv_main.c gdrdrv/gdrdrv_pin.c gdrdrv/gdrdrv_mmap.c \
 	gdrdrv/gdrdrv_ioctl.c gdrdrv/gdrdrv_stats.c gdrdrv/gdrdrv_table.c \
+	gdrdrv/gdrdrv_gdrcopy.c \
 	gdrdrv/gdrdrv.h gdrdrv/gdrdrv_compat.h gdrdrv/gdrdrv_nv.h \
 	gdrdrv/gdrdrv_ioctl.h gdrdrv/Kbuild
 # Build helpers that travel with the sources (DKMS included).

@@ -42,7 +42,7 @@ result() {
 }
 
 ksrc="gdrdrv_main.c gdrdrv_pin.c gdrdrv_mmap.c gdrdrv_ioctl.c gdrdrv_stats.c
-gdrdrv_table.c gdrdrv.h gdrdrv_compat.h gdrdrv_nv.h gdrdrv_ioctl.h Kbuild"
+gdrdrv_table.c gdrdrv_gdrcopy.c gdrdrv.h gdrdrv_compat.h gdrdrv_nv.h gdrdrv_ioctl.h Kbuild"
 
 # kmake HEADERS OUTDIR ARGS...: kbuild as gdrdrv/local.mk runs it.  CC=gcc:
 # Debian's 5.10 headers name gcc-10, which bookworm does not have.

@@ -117,6 +117,7 @@ expected=$work/expected.txt
 		for s in $both; do echo "$s[$mode]"; done
 		for p in $extra; do echo "extra:$(basename "$p")[$mode]"; done
 		for p in $suite_names; do echo "libgdrx_${p#test_}[$mode]"; done
+		echo "gdrcopy_node[$mode]"
 		echo "counters_zero[$mode]"
 		echo "rmmod_mock_refused[$mode]"
 		echo "rmmod_gdrdrv[$mode]"
