@@ -6,7 +6,8 @@
 # scenario in both pinning modes and reports one result per scenario.  See
 # tests/kmod/README.md.
 
-KMOD_MOCK_SRCS = tests/kmod/mock/mock_nvp2p.c \
+KMOD_MOCK_SRCS = tests/kmod/mock/mock_p2p.c tests/kmod/mock/mock_ctl.c \
+	tests/kmod/mock/mock_internal.h \
 	tests/kmod/mock/mock_nvp2p_ioctl.h tests/kmod/mock/Kbuild
 KMOD_GUEST_SRCS = tests/kmod/guest/kt_main.c tests/kmod/guest/kt_common.c \
 	tests/kmod/guest/kt_basic.c tests/kmod/guest/kt_revoke.c \
