@@ -208,7 +208,7 @@ struct gdrdrv_stats {
 	atomic64_t invalidations;	/* free callbacks that revoked (total) */
 	atomic64_t errors;		/* failed ioctl/mmap calls (total) */
 	atomic64_t pins_total;		/* successful pins (total) */
-	atomic64_t faulted_pages;	/* PTEs inserted by faults (total) */
+	atomic64_t faulted_pages;	/* pages mapped by faults (total) */
 };
 
 extern struct gdrdrv_stats gdrdrv_stats;
