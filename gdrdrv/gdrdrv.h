@@ -99,7 +99,9 @@ struct gdrdrv_file;
 
 struct gdrdrv_pin {
 	refcount_t ref;
-	struct gdrdrv_file *file;	/* owner; outlives the pin */
+	struct gdrdrv_file *file;	/* owner; outlives every use of it (an
+					 * ORPHANED pin may outlive the file
+					 * but never touches it again) */
 	struct list_head file_node;	/* in file->pins, file->table_lock */
 
 	/* Immutable after creation. */
