@@ -20,6 +20,7 @@
  *   - the NVIDIA registration, from just before nvidia_p2p_get_pages*()
  *     until put_pages returned or the free callback finished (the callback
  *     receives the pin as its data pointer, so the pin must outlive it);
+ *     when put_pages fails, until the free callback (ORPHANED state);
  *   - each VMA (vm_private_data), from mmap/vm_open until vm_close;
  *   - short lookups done by ioctl handlers.
  *
