@@ -99,6 +99,12 @@ if [ ! -r "/boot/vmlinuz-$kver" ] && [ ! -r "/opt/gdrx-kernel/boot/vmlinuz-$kver
     rm -rf "$tmp"
 fi
 
+# The other kernels gdrdrv is built and booted against (check-kmod-kernels).
+if [ "$ID" = debian ]; then
+    say "unpacking the extra test kernels (5.10, 6.12) to /opt/gdrx-kheaders"
+    sh "$(dirname "$0")/kheaders.sh" /opt/gdrx-kheaders || die "config/kheaders.sh failed"
+fi
+
 # UCX source of exactly the installed libucx version.
 ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
 [ -n "$ucxver" ] || die "libucx0 is not installed"

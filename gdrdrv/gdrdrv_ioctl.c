@@ -89,8 +89,12 @@ static int gdrdrv_pin_snapshot(struct gdrdrv_file *f, u64 handle,
 	s->va = pin->va;
 	s->size = pin->size;
 	s->tm_cycles = pin->tm_cycles;
-	s->mapped = pin->map_count > 0;
+	/* Revoked or released: the VMAs only fault now (gdrcopy says NONE). */
+	s->mapped = pin->map_count > 0 && pin->nv_state == GDRDRV_NV_PINNED;
 	s->map_type = s->mapped ? pin->map_type : GDRDRV_MAPPING_NONE;
+	/* Known only once a fault read a PTE (gdrdrv_mmap.c). */
+	if (s->map_type != GDRDRV_MAPPING_NONE && READ_ONCE(pin->type_lost))
+		s->map_type = GDRDRV_MAPPING_DEVICE;
 	s->cb_fired = pin->cb_fired;
 	up_read(&pin->sem);
 	gdrdrv_pin_put(pin);

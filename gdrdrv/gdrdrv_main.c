@@ -48,11 +48,11 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 
-	INIT_LIST_HEAD(&f->pins);
+	gdrdrv_table_init(f);
 	f->owner_tgid = current->tgid;
 	f->owner_start = current->group_leader->start_time;
 	f->persistent = READ_ONCE(gdrdrv_use_persistent);
@@ -68,6 +68,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 	filp->f_mapping = &f->mapping;
 	filp->private_data = f;
 
+	gdrdrv_table_track(f, true);
 	atomic64_inc(&gdrdrv_stats.files);
 	return nonseekable_open(inode, filp);
 }
@@ -80,7 +81,9 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f = filp->private_data;
 
+	gdrdrv_table_track(f, false);
 	gdrdrv_pin_destroy_all(f);
+	gdrdrv_table_fini(f);
 	filp->f_mapping = inode->i_mapping;
 	filp->private_data = NULL;
 	kfree(f);
@@ -99,7 +102,8 @@ static const struct file_operations gdrdrv_fops = {
 /*
  * A misc device: dynamic minor, no static major to collide with (gdrcopy
  * issue #115), and udev creates /dev/gdrdrv with the mode and group set by
- * config/99-gdrdrv.rules.
+ * config/99-gdrdrv.rules.  gdrcopy's scripts get a /proc/devices major of
+ * their own (gdrdrv_gdrcopy.c).
  */
 static struct miscdevice gdrdrv_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
@@ -117,6 +121,12 @@ static int __init gdrdrv_init(void)
 		pr_err(GDRDRV_NAME ": misc_register failed: %d\n", ret);
 		return ret;
 	}
+	ret = gdrdrv_gdrcopy_init(&gdrdrv_fops);
+	if (ret) {
+		pr_err(GDRDRV_NAME ": /proc/devices or /proc/driver entry failed: %d\n", ret);
+		misc_deregister(&gdrdrv_misc);
+		return ret;
+	}
 	pr_info(GDRDRV_NAME ": ABI %u.%u, %s NVIDIA P2P provider, %s pins by default\n",
 		GDRDRV_ABI_MAJOR, GDRDRV_ABI_MINOR, GDRDRV_NV_FLAVOUR_NAME,
 		gdrdrv_use_persistent ? "persistent" : "callback");
@@ -125,6 +135,7 @@ static int __init gdrdrv_init(void)
 
 static void __exit gdrdrv_exit(void)
 {
+	gdrdrv_gdrcopy_exit();
 	misc_deregister(&gdrdrv_misc);
 	/*
 	 * Every file holds a module reference, so nothing can be left here;

@@ -9,17 +9,22 @@
  * at memory the GPU driver is about to reuse.  A fault, by contrast, only
  * happens on a linked VMA and fills it under pin->sem, which the callback
  * takes for writing before it zaps; so every PTE is either zapped by the
- * callback or never created.  The first fault maps the whole VMA at once,
- * so a mapping costs one fault, like a single remap would.
+ * callback or never created.  A fault maps the 2 MiB window around the
+ * faulting page (GDRDRV_FAULT_WINDOW), not the whole VMA: see the fault
+ * handler for why the bound matters.
  *
  * Why write-combining survives that: x86 PAT gives PFNs inserted one by
  * one the memtype recorded for their physical range, UC- when none is.
  * So ->mmap reserves WC for each physically contiguous run of the pin
  * (one reservation when the pin is contiguous) before anything is
  * inserted, and the reservation lives as long as the pin's pages.  It is
- * visible in /sys/kernel/debug/x86/pat_memtype_list.  A conflicting
- * reservation (someone mapped the range UC) fails the mmap rather than
- * silently degrading it.
+ * visible in /sys/kernel/debug/x86/pat_memtype_list.  An earlier UC-
+ * reservation of the range (someone mapped it through sysfs resource2)
+ * does NOT fail the reservation: PAT silently grants UC- instead, and the
+ * PTEs become UC-.  The reservation API does not say so; the fault
+ * handler reads the PTE it inserted and, if it is not WC, GET_INFO
+ * reports the mapping as DEVICE (uncached) from then on.  The same holds
+ * for CACHING on x86, where an io range without a WB reservation is UC-.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -27,54 +32,69 @@
 #include "gdrdrv.h"
 #include "gdrdrv_compat.h"
 
+/*
+ * The physically contiguous run of @pt starting at entry *@i; *@i moves
+ * past it.  No allocation: a 16 GiB pin alone would need a 4 MiB array.
+ */
+static void gdrdrv_next_run(const struct nvidia_p2p_page_table *pt, u32 *i,
+			    struct gdrdrv_run *run)
+{
+	run->phys = pt->pages[*i]->physical_address;
+	run->size = GDRDRV_GPU_PAGE_SIZE;
+	for (++*i; *i < pt->entries &&
+	     pt->pages[*i]->physical_address == run->phys + run->size; ++*i)
+		run->size += GDRDRV_GPU_PAGE_SIZE;
+}
+
+/* Release the first @n runs of @pt.  The page table is still ours. */
+static void gdrdrv_runs_release(const struct nvidia_p2p_page_table *pt,
+				unsigned long n)
+{
+	struct gdrdrv_run run;
+	u32 i = 0;
+
+	while (n--) {
+		gdrdrv_next_run(pt, &i, &run);
+		gdrdrv_memtype_free_wc(run.phys, run.size);
+		cond_resched();
+	}
+}
+
 static void gdrdrv_runs_free(struct gdrdrv_pin *pin)
 {
-	unsigned int i;
-
-	for (i = 0; i < pin->nr_runs; i++)
-		gdrdrv_memtype_free_wc(pin->runs[i].phys, pin->runs[i].size);
-	kfree(pin->runs);
-	pin->runs = NULL;
+	lockdep_assert_held_write(&pin->sem);
+	if (!pin->nr_runs)
+		return;
+	/* Reservations only exist while the page table is ours. */
+	if (!WARN_ON_ONCE(!pin->page_table))
+		gdrdrv_runs_release(pin->page_table, pin->nr_runs);
 	pin->nr_runs = 0;
 }
 
-/* Reserve WC for every contiguous run of the page table.  pin->sem held. */
+/* Reserve WC for every contiguous run of the page table. */
 static int gdrdrv_runs_reserve(struct gdrdrv_pin *pin)
 {
 	const struct nvidia_p2p_page_table *pt = pin->page_table;
-	struct gdrdrv_run *runs;
-	unsigned int n = 0, i;
+	struct gdrdrv_run run;
+	unsigned long n = 0;
+	u32 i = 0;
 	int ret;
 
-	if (pin->runs)
+	lockdep_assert_held_write(&pin->sem);
+	if (pin->nr_runs)
 		return 0;
-	runs = kcalloc(pt->entries, sizeof(*runs), GFP_KERNEL);
-	if (!runs)
-		return -ENOMEM;
-	for (i = 0; i < pt->entries; i++) {
-		phys_addr_t phys = pt->pages[i]->physical_address;
-
-		if (n && runs[n - 1].phys + runs[n - 1].size == phys) {
-			runs[n - 1].size += GDRDRV_GPU_PAGE_SIZE;
-			continue;
-		}
-		runs[n].phys = phys;
-		runs[n].size = GDRDRV_GPU_PAGE_SIZE;
-		n++;
-	}
-	for (i = 0; i < n; i++) {
-		ret = gdrdrv_memtype_reserve_wc(runs[i].phys, runs[i].size);
+	while (i < pt->entries) {
+		gdrdrv_next_run(pt, &i, &run);
+		ret = gdrdrv_memtype_reserve_wc(run.phys, run.size);
 		if (ret) {
 			pr_err_ratelimited(GDRDRV_NAME ": cannot reserve WC for %pa+0x%llx: %d\n",
-					   &runs[i].phys, runs[i].size, ret);
-			while (i--)
-				gdrdrv_memtype_free_wc(runs[i].phys,
-						       runs[i].size);
-			kfree(runs);
+					   &run.phys, run.size, ret);
+			gdrdrv_runs_release(pt, n);
 			return ret;
 		}
+		n++;
+		cond_resched();
 	}
-	pin->runs = runs;
 	pin->nr_runs = n;
 	return 0;
 }
@@ -117,31 +137,64 @@ bool gdrdrv_mapping_type_supported(const struct gdrdrv_pin *pin, u32 type)
 	}
 }
 
+/* Map the page of @vma at @addr to its GPU page.  pin->sem held. */
+static vm_fault_t gdrdrv_insert(struct gdrdrv_pin *pin,
+				struct vm_area_struct *vma, unsigned long addr)
+{
+	u64 off = ((u64)(vma->vm_pgoff - pin->handle) << PAGE_SHIFT) +
+		  (addr - vma->vm_start);
+	const struct nvidia_p2p_page *pg =
+		pin->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT];
+	u64 phys = pg->physical_address + (off & (GDRDRV_GPU_PAGE_SIZE - 1));
+
+	lockdep_assert_held(&pin->sem);
+	return vmf_insert_pfn_prot(vma, addr, PHYS_PFN(phys),
+				   vma->vm_page_prot);
+}
+
 static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct gdrdrv_pin *pin = vma->vm_private_data;
+	unsigned long fault = vmf->address & PAGE_MASK;
+	unsigned long start, end, addr, n = 1;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
-	unsigned long addr;
-	u64 off;
 
 	down_read(&pin->sem);
 	/* Revoked, unpinned or closed: the access fails, nothing is mapped. */
 	if (pin->nv_state != GDRDRV_NV_PINNED)
 		goto out;
-	off = (u64)(vma->vm_pgoff - pin->handle) << PAGE_SHIFT;
-	for (addr = vma->vm_start; addr < vma->vm_end;
-	     addr += PAGE_SIZE, off += PAGE_SIZE) {
-		const struct nvidia_p2p_page *pg =
-			pin->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT];
-		u64 phys = pg->physical_address +
-			   (off & (GDRDRV_GPU_PAGE_SIZE - 1));
-
-		ret = vmf_insert_pfn_prot(vma, addr, PHYS_PFN(phys),
-					  vma->vm_page_prot);
-		if (ret & VM_FAULT_ERROR)
-			goto out;
+	/* Only the faulting page's own error fails the access. */
+	ret = gdrdrv_insert(pin, vma, fault);
+	if (ret & VM_FAULT_ERROR)
+		goto out;
+	/* Let GET_INFO tell the truth if PAT changed the type (see above). */
+	if (!READ_ONCE(pin->type_lost) &&
+	    !gdrdrv_pte_type_is(vma->vm_mm, fault, pin->map_type)) {
+		pr_warn_ratelimited(GDRDRV_NAME ": mapping of va 0x%llx (type %u) got an uncached memory type\n",
+				    pin->va, pin->map_type);
+		WRITE_ONCE(pin->type_lost, true);
 	}
+	/*
+	 * Its window is filled too, so that a linear walk costs one fault per
+	 * window; the bound keeps pin->sem short, so a free callback (which
+	 * blocks the GPU driver until it gets the lock) waits for one window,
+	 * not for a whole multi-GiB VMA.  A failed neighbour stays unmapped
+	 * and reports its error when it is touched.
+	 */
+	start = max(vma->vm_start, ALIGN_DOWN(fault, GDRDRV_FAULT_WINDOW));
+	end = min(vma->vm_end, ALIGN_DOWN(fault, GDRDRV_FAULT_WINDOW) +
+			       GDRDRV_FAULT_WINDOW);
+	for (addr = start; addr < end; addr += PAGE_SIZE) {
+		if (addr == fault)
+			continue;
+		if (gdrdrv_insert(pin, vma, addr) & VM_FAULT_ERROR)
+			break;
+		n++;
+	}
+	atomic64_add(n, &gdrdrv_stats.faulted_pages);
+	gdrdrv_dbg("fault at 0x%lx of handle 0x%lx: %lu pages mapped\n", fault,
+		   pin->handle, n);
 	ret = VM_FAULT_NOPAGE;
 out:
 	up_read(&pin->sem);
@@ -165,8 +218,10 @@ static void gdrdrv_vm_close(struct vm_area_struct *vma)
 	struct gdrdrv_pin *pin = vma->vm_private_data;
 
 	down_write(&pin->sem);
-	if (!--pin->map_count)
+	if (!--pin->map_count) {
 		pin->map_type = GDRDRV_MAPPING_NONE;
+		pin->type_lost = false;
+	}
 	up_write(&pin->sem);
 	atomic64_dec(&gdrdrv_stats.mappings);
 	gdrdrv_pin_put(pin);
@@ -199,6 +254,7 @@ static int gdrdrv_mmap_pin(struct gdrdrv_pin *pin, struct vm_area_struct *vma)
 						   GDRDRV_MAPPING_WC;
 	if (!gdrdrv_mapping_type_supported(pin, type))
 		return -EINVAL;
+	vma->vm_page_prot = gdrdrv_pgprot_io(vma->vm_page_prot);
 	if (type == GDRDRV_MAPPING_WC) {
 		ret = gdrdrv_runs_reserve(pin);
 		if (ret)
@@ -228,8 +284,12 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 
 	if (!gdrdrv_caller_is_owner(f))
 		return gdrdrv_count_error(-EACCES);
-	/* A private mapping would be a COW mapping of device memory. */
-	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
+	/*
+	 * A private mapping would be a COW mapping of device memory.  Test
+	 * MAYSHARE, not SHARED: the core clears VM_SHARED of a MAP_SHARED
+	 * mapping of an O_RDONLY file, which is legitimately read-only.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return gdrdrv_count_error(-EINVAL);
 
 	pin = gdrdrv_pin_get(f, vma->vm_pgoff);

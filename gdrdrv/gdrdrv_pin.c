@@ -12,7 +12,10 @@
  *     callback sees RELEASING and does nothing;
  *   - the callback moves it to REVOKED, zaps the CPU mappings, hands the
  *     page table back and drops the NVIDIA reference itself; unpin then
- *     has nothing to put.
+ *     has nothing to put;
+ *   - a put_pages that fails without a callback having run moves it to
+ *     ORPHANED: the registration is still the driver's, so its reference
+ *     and the page table wait for the callback (gdrdrv_pin_orphan()).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -33,70 +36,13 @@ void gdrdrv_pin_put(struct gdrdrv_pin *pin)
 	if (!refcount_dec_and_test(&pin->ref))
 		return;
 	/* Runs are released with the pages, always before the last put. */
-	WARN_ON_ONCE(pin->runs);
+	WARN_ON_ONCE(pin->nr_runs);
 	kfree(pin);
 }
 
 bool gdrdrv_force_pcie_supported(const struct gdrdrv_file *f)
 {
 	return f->persistent && GDRDRV_NV_FORCE_BAR1 != 0;
-}
-
-/*
- * The handle table: one for the module, so that handles are unique across
- * files and a foreign handle is never another file's pin.
- */
-static DEFINE_MUTEX(gdrdrv_table_lock);
-static DEFINE_XARRAY(gdrdrv_table);
-static unsigned long gdrdrv_cursor = GDRDRV_HANDLE_MIN;
-
-/*
- * Find a free handle range of @npages, starting at the cursor and wrapping
- * once.  Invariant: the cursor is never strictly inside a live range (it
- * is the end of the range allocated last, and ranges are disjoint), so a
- * range is free exactly when no entry *starts* inside it.  Allocation is
- * cyclic, so an unpinned handle is not handed out again before the whole
- * space has been used.  Caller holds gdrdrv_table_lock.
- */
-static int gdrdrv_handle_alloc(unsigned long npages, unsigned long *handle)
-{
-	unsigned long start = gdrdrv_cursor;
-	bool wrapped = false;
-
-	for (;;) {
-		struct gdrdrv_pin *next;
-		unsigned long idx;
-
-		if (start < GDRDRV_HANDLE_MIN)
-			start = GDRDRV_HANDLE_MIN;
-		if (start >= GDRDRV_HANDLE_LIMIT ||
-		    npages > GDRDRV_HANDLE_LIMIT - start) {
-			if (wrapped)
-				return -ENOSPC;
-			wrapped = true;
-			start = GDRDRV_HANDLE_MIN;
-			continue;
-		}
-		idx = start;
-		next = xa_find(&gdrdrv_table, &idx, start + npages - 1,
-			       XA_PRESENT);
-		if (!next) {
-			*handle = start;
-			gdrdrv_cursor = start + npages;
-			return 0;
-		}
-		start = next->handle + next->npages;
-	}
-}
-
-/* Take @pin out of the table.  Caller holds gdrdrv_table_lock. */
-static void gdrdrv_table_unlink(struct gdrdrv_pin *pin)
-{
-	xa_erase(&gdrdrv_table, pin->handle);
-	list_del_init(&pin->file_node);
-	if (pin->table_live)
-		atomic64_dec(&gdrdrv_stats.pins);
-	pin->table_live = false;
 }
 
 static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
@@ -121,6 +67,33 @@ static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
 		    pt->pages[i]->physical_address & ~GDRDRV_GPU_PAGE_MASK)
 			return false;
 	return true;
+}
+
+/*
+ * put_pages(@pt) failed with @err.  Unless the free callback already ran
+ * during it (the registration is then gone, whatever put_pages said), the
+ * driver still holds the registration and will call us back some day: the
+ * page table, the registration's pin reference and a module reference
+ * (the callback is code of this module) are handed to that callback,
+ * which drops each exactly once.  Returns whether the pin was orphaned.
+ */
+static bool gdrdrv_pin_orphan(struct gdrdrv_pin *pin,
+			      struct nvidia_p2p_page_table *pt, int err)
+{
+	bool orphan;
+
+	down_write(&pin->sem);
+	orphan = !pin->cb_in_release;
+	if (orphan) {
+		pin->page_table = pt;
+		pin->nv_state = GDRDRV_NV_ORPHANED;
+		__module_get(THIS_MODULE);
+	}
+	up_write(&pin->sem);
+	pr_err_ratelimited(GDRDRV_NAME ": put_pages(va 0x%llx) failed: %d; %s\n",
+			   pin->va, err, orphan ? "the free callback will release the pin" :
+			   "the free callback already ran");
+	return orphan;
 }
 
 /*
@@ -149,18 +122,10 @@ static void gdrdrv_pin_release_pages(struct gdrdrv_pin *pin)
 	else
 		ret = nvidia_p2p_put_pages(pin->p2p_token, pin->va_space,
 					   pin->va, pt);
-	if (ret && !pin->persistent) {
-		/*
-		 * The driver may still hold the registration and call us
-		 * back some day: keep the pin (and this module) alive for it
-		 * rather than risk a callback into freed memory.
-		 */
-		pr_err_ratelimited(GDRDRV_NAME ": put_pages(va 0x%llx) failed: %d; keeping the pin\n",
-				   pin->va, ret);
-		__module_get(THIS_MODULE);
+	if (ret && !pin->persistent && gdrdrv_pin_orphan(pin, pt, ret))
 		return;
-	}
-	if (ret)
+	/* Nothing would ever release a persistent pin: it is gone anyway. */
+	if (ret && pin->persistent)
 		pr_err_ratelimited(GDRDRV_NAME ": put_pages_persistent(va 0x%llx) failed: %d\n",
 				   pin->va, ret);
 	atomic64_dec(&gdrdrv_stats.nv_pins);
@@ -175,13 +140,26 @@ static void gdrdrv_pin_release_pages(struct gdrdrv_pin *pin)
 static void gdrdrv_free_callback(void *data)
 {
 	struct gdrdrv_pin *pin = data;
-	bool drop = true;
+	bool drop = true, orphan = false;
 
+	gdrdrv_info("free callback for va 0x%llx\n", pin->va);
 	down_write(&pin->sem);
-	if (pin->nv_state == GDRDRV_NV_RELEASING) {
+	switch (pin->nv_state) {
+	case GDRDRV_NV_RELEASING:
 		/* Unpin owns the page table and waits in put_pages for us. */
+		pin->cb_in_release = true;
 		drop = false;
-	} else {
+		break;
+	case GDRDRV_NV_ORPHANED:
+		/* put_pages failed and left the release to us. */
+		nvidia_p2p_free_page_table(pin->page_table);
+		pin->page_table = NULL;
+		atomic64_dec(&gdrdrv_stats.nv_pins);
+		atomic64_sub(pin->size, &gdrdrv_stats.pinned_bytes);
+		pin->nv_state = GDRDRV_NV_REVOKED;
+		orphan = true;
+		break;
+	default:
 		/* Nothing may touch the pages from here on. */
 		gdrdrv_pin_revoke_cpu_locked(pin);
 		/*
@@ -201,13 +179,14 @@ static void gdrdrv_free_callback(void *data)
 	up_write(&pin->sem);
 	if (drop)
 		gdrdrv_pin_put(pin);	/* the NVIDIA registration's reference */
-}
-
-static void gdrdrv_table_remove(struct gdrdrv_pin *pin)
-{
-	mutex_lock(&gdrdrv_table_lock);
-	gdrdrv_table_unlink(pin);
-	mutex_unlock(&gdrdrv_table_lock);
+	/*
+	 * Last: the reference taken by gdrdrv_pin_orphan().  Only the return
+	 * into the driver runs after it; rmmod frees the module's text after
+	 * an RCU grace period, which that return does not wait for, a window
+	 * of a few instructions the kernel cannot close for a module callback.
+	 */
+	if (orphan)
+		module_put(THIS_MODULE);
 }
 
 static int gdrdrv_pin_check_args(const struct gdrdrv_file *f, u64 addr,
@@ -256,7 +235,7 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 	if (ret)
 		return ret;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);
 	if (!pin)
 		return -ENOMEM;
 	refcount_set(&pin->ref, 1);	/* the table's reference */
@@ -274,17 +253,11 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 		pin->nv_flags = GDRDRV_NV_FORCE_BAR1;
 	pin->nv_state = GDRDRV_NV_NONE;
 
-	/* Reserve the handle range now; lookups ignore it until table_live. */
-	mutex_lock(&gdrdrv_table_lock);
-	ret = gdrdrv_handle_alloc(pin->npages, &pin->handle);
-	if (!ret)
-		ret = xa_insert(&gdrdrv_table, pin->handle, pin, GFP_KERNEL);
-	if (!ret)
-		list_add_tail(&pin->file_node, &f->pins);
-	mutex_unlock(&gdrdrv_table_lock);
+	/* Reserve the handle range now; lookups ignore it until published. */
+	ret = gdrdrv_table_insert(f, pin);
 	if (ret) {
 		kfree(pin);
-		return ret == -EBUSY ? -ENOSPC : ret;
+		return ret;
 	}
 
 	gdrdrv_pin_hold(pin);	/* the NVIDIA registration's reference */
@@ -317,12 +290,10 @@ int gdrdrv_pin_create(struct gdrdrv_file *f, u64 addr, u64 size,
 		goto out_remove;
 	}
 
-	mutex_lock(&gdrdrv_table_lock);
-	pin->table_live = true;
-	atomic64_inc(&gdrdrv_stats.pins);
-	atomic64_inc(&gdrdrv_stats.pins_total);
-	mutex_unlock(&gdrdrv_table_lock);
+	gdrdrv_table_publish(pin);
 	*handle = pin->handle;
+	gdrdrv_info("pinned va 0x%llx size 0x%llx (%s) as handle 0x%lx\n", va, len,
+		    pin->persistent ? "persistent" : "callback", pin->handle);
 	return 0;
 
 out_remove:
@@ -331,44 +302,13 @@ out_remove:
 	return ret;
 }
 
-/* The live pin of @f named @handle, or NULL.  Caller holds the lock. */
-static struct gdrdrv_pin *gdrdrv_table_find(struct gdrdrv_file *f,
-					    unsigned long handle)
-{
-	struct gdrdrv_pin *pin;
-
-	if (handle < GDRDRV_HANDLE_MIN || handle >= GDRDRV_HANDLE_LIMIT)
-		return NULL;
-	pin = xa_load(&gdrdrv_table, handle);
-	if (!pin || !pin->table_live || pin->file != f)
-		return NULL;
-	return pin;
-}
-
-struct gdrdrv_pin *gdrdrv_pin_get(struct gdrdrv_file *f, unsigned long handle)
-{
-	struct gdrdrv_pin *pin;
-
-	mutex_lock(&gdrdrv_table_lock);
-	pin = gdrdrv_table_find(f, handle);
-	if (pin)
-		gdrdrv_pin_hold(pin);
-	mutex_unlock(&gdrdrv_table_lock);
-	return pin;
-}
-
 int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
 {
-	struct gdrdrv_pin *pin;
+	struct gdrdrv_pin *pin = gdrdrv_table_take(f, handle, false);
 
-	mutex_lock(&gdrdrv_table_lock);
-	pin = gdrdrv_table_find(f, handle);
-	if (pin)
-		gdrdrv_table_unlink(pin);
-	mutex_unlock(&gdrdrv_table_lock);
 	if (!pin)
 		return -EINVAL;
-
+	gdrdrv_info("unpinning handle 0x%lx (va 0x%llx)\n", handle, pin->va);
 	gdrdrv_pin_release_pages(pin);
 	gdrdrv_pin_put(pin);	/* the table's reference */
 	return 0;
@@ -377,18 +317,11 @@ int gdrdrv_pin_destroy(struct gdrdrv_file *f, unsigned long handle)
 /* From release(): no ioctl can be running on @f any more. */
 void gdrdrv_pin_destroy_all(struct gdrdrv_file *f)
 {
-	for (;;) {
-		struct gdrdrv_pin *pin;
+	struct gdrdrv_pin *pin;
 
-		mutex_lock(&gdrdrv_table_lock);
-		pin = list_first_entry_or_null(&f->pins, struct gdrdrv_pin,
-					       file_node);
-		if (pin)
-			gdrdrv_table_unlink(pin);
-		mutex_unlock(&gdrdrv_table_lock);
-		if (!pin)
-			return;
+	while ((pin = gdrdrv_table_take(f, 0, true))) {
 		gdrdrv_pin_release_pages(pin);
 		gdrdrv_pin_put(pin);
+		cond_resched();
 	}
 }

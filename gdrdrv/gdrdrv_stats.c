@@ -32,6 +32,7 @@ GDRDRV_STAT_ATTR(mappings);
 GDRDRV_STAT_ATTR(invalidations);
 GDRDRV_STAT_ATTR(errors);
 GDRDRV_STAT_ATTR(pins_total);
+GDRDRV_STAT_ATTR(faulted_pages);
 
 static struct attribute *gdrdrv_stat_attrs[] = {
 	&dev_attr_files.attr,
@@ -42,6 +43,7 @@ static struct attribute *gdrdrv_stat_attrs[] = {
 	&dev_attr_invalidations.attr,
 	&dev_attr_errors.attr,
 	&dev_attr_pins_total.attr,
+	&dev_attr_faulted_pages.attr,
 	NULL,
 };
 

@@ -12,14 +12,15 @@
 
 GDRDRV_KSOURCES = \
 	gdrdrv/gdrdrv_main.c gdrdrv/gdrdrv_pin.c gdrdrv/gdrdrv_mmap.c \
-	gdrdrv/gdrdrv_ioctl.c gdrdrv/gdrdrv_stats.c \
+	gdrdrv/gdrdrv_ioctl.c gdrdrv/gdrdrv_stats.c gdrdrv/gdrdrv_table.c \
+	gdrdrv/gdrdrv_gdrcopy.c \
 	gdrdrv/gdrdrv.h gdrdrv/gdrdrv_compat.h gdrdrv/gdrdrv_nv.h \
 	gdrdrv/gdrdrv_ioctl.h gdrdrv/Kbuild
 # Build helpers that travel with the sources (DKMS included).
 GDRDRV_KHELPERS = gdrdrv/gdrdrv-nvstub.c gdrdrv/nv-flavour.sh gdrdrv/dkms-build.sh
 
 EXTRA_DIST += $(GDRDRV_KSOURCES) $(GDRDRV_KHELPERS) \
-	config/dkms.conf config/99-gdrdrv.rules docs/gdrdrv.md
+	config/dkms.conf config/99-gdrdrv.rules docs/gdrdrv.md config/kheaders.sh
 
 # $(GDRDRV_SYNC) DIR FILE...: copy FILEs into DIR, leaving unchanged ones
 # alone so that kbuild only rebuilds what changed.
@@ -60,6 +61,18 @@ gdrdrv-module-nvidia:
 	echo "gdrdrv: nv-p2p.h from $(NVIDIA_SRC) ($$flavour flavour)" && \
 	$(GDRDRV_KMAKE) M=$(GDRDRV_NVIDIA_DIR) GDRDRV_NV_INC=$(NVIDIA_SRC) \
 	  GDRDRV_NV_FLAVOUR=$$flavour GDRDRV_NV_STUB=y modules
+
+# The DKMS source as installed, built as DKMS builds it (driver source
+# choice, no dependency on the stub): tests/kmod/check-dkms.sh.
+GDRDRV_DKMS_CHECK = $(abs_top_builddir)/gdrdrv/dkms-check
+check-dkms:
+	rm -rf $(GDRDRV_DKMS_CHECK)
+	$(MAKE) $(AM_MAKEFLAGS) install-dkms DESTDIR=$(GDRDRV_DKMS_CHECK)/root
+	$(SHELL) $(srcdir)/tests/kmod/check-dkms.sh \
+	  $(GDRDRV_DKMS_CHECK)/root$(dkmsdir)/gdrdrv-$(VERSION) $(KERNEL_HEADERS) \
+	  $(KERNEL_VERSION) $(NVIDIA_SRC) $(GDRDRV_DKMS_CHECK)/work "$(GDRX_RESULTS)"
+
+GDRX_CHECK_EXTRA += check-dkms
 endif
 
 endif
@@ -68,7 +81,7 @@ gdrdrv-modules: $(GDRDRV_MODULE_TARGETS)
 all-local: gdrdrv-modules
 clean-local: gdrdrv-clean
 gdrdrv-clean:
-	rm -rf $(GDRDRV_MOCK_DIR) $(GDRDRV_NVIDIA_DIR)
+	rm -rf $(GDRDRV_MOCK_DIR) $(GDRDRV_NVIDIA_DIR) $(abs_top_builddir)/gdrdrv/dkms-check
 
 # DKMS: the module source, the build helpers and dkms.conf with this
 # version, in $(dkmsdir)/gdrdrv-$(VERSION).  Then:
@@ -90,5 +103,5 @@ uninstall-dkms:
 # The udev rule creating /dev/gdrdrv (mode and group: docs/gdrdrv.md).
 udevrules_DATA = config/99-gdrdrv.rules
 
-.PHONY: gdrdrv-modules gdrdrv-clean gdrdrv-module-mock gdrdrv-module-nvidia \
+.PHONY: gdrdrv-modules gdrdrv-clean gdrdrv-module-mock gdrdrv-module-nvidia check-dkms \
 	install-dkms uninstall-dkms

@@ -172,21 +172,26 @@ AC_DEFUN([GDRX_UCX_BUILD_FLAGS], [
     AC_MSG_RESULT([$UCX_BUILD_CPPFLAGS (from $gdrx_ucx_flags_from)])
 ])
 
-dnl Kernel headers for gdrdrv.ko.  The default is the newest Debian
-dnl linux-headers-*-amd64 tree (not uname -r: CI runs a different kernel
-dnl than the one the qemu tests boot).
+dnl Kernel headers for gdrdrv.ko.  The default is the running kernel's
+dnl build tree (what `make install` users load), else the newest Debian
+dnl linux-headers-*-amd64 tree (CI: the host kernel has no headers; the qemu
+dnl tests boot the kernel of those headers).
 AC_DEFUN([GDRX_CHECK_KERNEL], [
     AC_ARG_WITH([kernel-headers],
         [AS_HELP_STRING([--with-kernel-headers=DIR], [kernel build tree for gdrdrv.ko
-                         @<:@newest /usr/src/linux-headers-*-amd64, else /lib/modules/`uname -r`/build@:>@])],
+                         @<:@/lib/modules/`uname -r`/build (the running kernel), else the
+                         newest /usr/src/linux-headers-*-amd64@:>@])],
         [], [with_kernel_headers=auto])
     AS_IF([test "x$with_kernel_headers" = xauto], [
         with_kernel_headers=""
-        for d in `ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r`; do
-            AS_IF([test -f "$d/Makefile"], [with_kernel_headers="$d"; break])
-        done
-        AS_IF([test -z "$with_kernel_headers" && test -f "/lib/modules/`uname -r`/build/Makefile"],
+        dnl The running kernel first: the kernel that make install users load.
+        AS_IF([test -f "/lib/modules/`uname -r`/build/Makefile"],
               [with_kernel_headers="/lib/modules/`uname -r`/build"])
+        AS_IF([test -z "$with_kernel_headers"], [
+            for d in `ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r`; do
+                AS_IF([test -f "$d/Makefile"], [with_kernel_headers="$d"; break])
+            done
+        ])
     ])
     KERNEL_HEADERS="$with_kernel_headers"
     KERNEL_VERSION=""
@@ -212,11 +217,19 @@ dnl nv-p2p.h from the NVIDIA driver source (for a real, non-mock gdrdrv build).
 AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
     AC_ARG_WITH([nvidia-src],
         [AS_HELP_STRING([--with-nvidia-src=DIR], [NVIDIA kernel driver source holding nv-p2p.h
-                         @<:@first of /usr/src/nvidia-*, /opt/nvidia-kernel-src@:>@])],
+                         @<:@the /usr/src/nvidia-* of the nvidia module installed for the
+                         kernel, else the newest /usr/src/nvidia-*, else /opt/nvidia-kernel-src@:>@])],
         [], [with_nvidia_src=auto])
     AS_IF([test "x$with_nvidia_src" = xauto], [
         with_nvidia_src=""
-        for d in /opt/nvidia-kernel-src /usr/src/nvidia-*; do
+        dnl The installed driver's version, e.g. 580.95.05, names its DKMS tree.
+        nvver=""
+        AS_IF([test -n "$KERNEL_VERSION"],
+              [nvver=`modinfo -k "$KERNEL_VERSION" -F version nvidia 2>/dev/null | head -n1`])
+        nvdirs=`ls -d /usr/src/nvidia-* 2>/dev/null | sort -V -r`
+        AS_IF([test -n "$nvver"],
+              [nvdirs="`ls -d /usr/src/nvidia-*$nvver 2>/dev/null` $nvdirs"])
+        for d in $nvdirs /opt/nvidia-kernel-src; do
             f=`GDRX_FIND_NV_P2P([$d])`
             AS_IF([test -n "$f"], [with_nvidia_src=`dirname "$f"`; break])
         done
@@ -280,11 +293,16 @@ AC_DEFUN([GDRX_CHECK_MPI], [
 
 AC_DEFUN([GDRX_INSTALL_DIRS], [
     AC_ARG_WITH([udevrulesdir],
-        [AS_HELP_STRING([--with-udevrulesdir=DIR], [udev rules @<:@PREFIX/lib/udev/rules.d@:>@])],
-        [udevrulesdir="$withval"], [udevrulesdir='${prefix}/lib/udev/rules.d'])
+        [AS_HELP_STRING([--with-udevrulesdir=DIR], [udev rules: where udev reads them,
+                         whatever the prefix @<:@udevdir of udev.pc + rules.d, else /lib/udev/rules.d@:>@])],
+        [udevrulesdir="$withval"],
+        [udevrulesdir=`$PKG_CONFIG --variable=udevdir udev 2>/dev/null`
+         AS_IF([test -n "$udevrulesdir"], [udevrulesdir="$udevrulesdir/rules.d"],
+               [udevrulesdir=/lib/udev/rules.d])])
     AC_ARG_WITH([dkmsdir],
-        [AS_HELP_STRING([--with-dkmsdir=DIR], [DKMS source root @<:@PREFIX/src@:>@])],
-        [dkmsdir="$withval"], [dkmsdir='${prefix}/src'])
+        [AS_HELP_STRING([--with-dkmsdir=DIR], [DKMS source root: where dkms looks,
+                         whatever the prefix @<:@/usr/src@:>@])],
+        [dkmsdir="$withval"], [dkmsdir=/usr/src])
     AC_ARG_WITH([ucx-moduledir],
         [AS_HELP_STRING([--with-ucx-moduledir=DIR], [UCX module directory @<:@LIBDIR/ucx@:>@])],
         [ucxmoduledir="$withval"], [ucxmoduledir='${libdir}/ucx'])

@@ -43,6 +43,22 @@ live_counters_zero() {
 
 rmmod_refused() { ! rmmod "$1"; }
 
+# gdrcopy_node MODE: what gdrcopy's insmod.sh and init scripts do (major
+# from /proc/devices, rm, mknod c MAJOR 0) gives a working node; its
+# /proc/driver/gdrdrv/params and dbg/info parameters exist.  The misc
+# device's node is put back afterwards.
+gdrcopy_node() {
+	major=$(sed -n 's/^ *\([0-9]*\) gdrdrv$/\1/p' /proc/devices)
+	[ -n "$major" ] || { echo "no gdrdrv line in /proc/devices"; return 1; }
+	rm -f /dev/gdrdrv && mknod /dev/gdrdrv c "$major" 0 && chmod a+rw /dev/gdrdrv || return 1
+	/kt pin_map_copy || return 1
+	rm -f /dev/gdrdrv && mknod /dev/gdrdrv c $(tr ':' ' ' < /sys/class/misc/gdrdrv/dev) || return 1
+	cat /proc/driver/gdrdrv/params || return 1
+	grep -qx "use_persistent_mapping=$1" /proc/driver/gdrdrv/params || return 1
+	[ -f /sys/module/gdrdrv/parameters/dbg_enabled ] &&
+		[ -f /sys/module/gdrdrv/parameters/info_enabled ]
+}
+
 # run_suite PROGRAM MODE: a libgdrx CUnit suite (from /gdrx/bin) with the
 # gdrdrv backend on the simulated GPU whose memory is the mock's BAR.  It
 # passes when CUnit's summary shows cases run and none failed, the program
@@ -108,6 +124,7 @@ for mode in callback persistent; do
 	for prog in $KT_SUITES; do
 		run_suite "$prog" $mode
 	done
+	step "gdrcopy_node[$mode]" gdrcopy_node $p
 	step "counters_zero[$mode]" live_counters_zero
 	step "rmmod_mock_refused[$mode]" rmmod_refused mock_nvp2p
 	step "rmmod_gdrdrv[$mode]" rmmod gdrdrv

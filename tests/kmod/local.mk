@@ -6,19 +6,21 @@
 # scenario in both pinning modes and reports one result per scenario.  See
 # tests/kmod/README.md.
 
-KMOD_MOCK_SRCS = tests/kmod/mock/mock_nvp2p.c \
+KMOD_MOCK_SRCS = tests/kmod/mock/mock_p2p.c tests/kmod/mock/mock_ctl.c \
+	tests/kmod/mock/mock_internal.h \
 	tests/kmod/mock/mock_nvp2p_ioctl.h tests/kmod/mock/Kbuild
 KMOD_GUEST_SRCS = tests/kmod/guest/kt_main.c tests/kmod/guest/kt_common.c \
 	tests/kmod/guest/kt_basic.c tests/kmod/guest/kt_revoke.c \
 	tests/kmod/guest/kt_proc.c tests/kmod/guest/kt_stress.c \
-	tests/kmod/guest/kt_list.c
+	tests/kmod/guest/kt_list.c tests/kmod/guest/kt_edge.c \
+	tests/kmod/guest/kt_cgroup.c tests/kmod/guest/kt_types.c
 KMOD_GUEST_HDRS = tests/kmod/guest/kt.h gdrdrv/gdrdrv_ioctl.h \
 	tests/kmod/mock/mock_nvp2p_ioctl.h
 
 EXTRA_DIST += $(KMOD_MOCK_SRCS) $(KMOD_GUEST_SRCS) tests/kmod/guest/kt.h \
 	tests/kmod/include/nv-p2p.h tests/kmod/guest-init.sh tests/kmod/run-qemu.sh \
 	tests/kmod/check-imports.sh tests/kmod/payload.sh tests/kmod/README.md \
-	tests/kmod/DEPS.txt
+	tests/kmod/DEPS.txt tests/kmod/kernels.sh tests/kmod/check-dkms.sh
 
 KMOD_DIR      = $(abs_top_builddir)/tests/kmod
 KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
@@ -27,8 +29,9 @@ KMOD_MOCK_DIR = $(KMOD_DIR)/kbuild-mock
 KMOD_PROP_DIR = $(KMOD_DIR)/kbuild-propcheck
 
 # Scenarios run in callback mode only, and in both pinning modes.
-KMOD_ONCE = get_version
-KMOD_BOTH = pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
+KMOD_ONCE = get_version free_during_touch put_pages_error memcg_account
+KMOD_BOTH = handles_wrap large_map map_readonly wc_conflict caching \
+	pin_map_copy wc_pat handles_disjoint pin_args free_while_mapped \
 	free_during_copy free_during_unpin unpin_close_exit fork fd_passing \
 	threads16 fuzz cycles100k
 # Hook: further static guest programs run in both modes, one result each
@@ -71,7 +74,8 @@ endif
 
 clean-local: kmod-clean
 kmod-clean:
-	rm -rf $(KMOD_MOCK_DIR) $(KMOD_PROP_DIR) $(KMOD_DIR)/run tests/kmod/kt
+	rm -rf $(KMOD_MOCK_DIR) $(KMOD_PROP_DIR) $(KMOD_DIR)/run $(KMOD_DIR)/kernels \
+	  tests/kmod/kt
 
 if HAVE_KMOD_TESTS
 # The guest test program: static, so the initramfs needs no libraries.
@@ -98,9 +102,26 @@ check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_
 	  --results "$(GDRX_RESULTS)" --timeout $(KMOD_TIMEOUT)
 
 GDRX_CHECK_EXTRA += check-kmod
+
+# The extra kernels of config/kheaders.sh (Debian 11's 5.10, Debian 12's
+# 6.12): gdrdrv built against each (mock, NVIDIA and proprietary-import
+# checks, W=1 -Werror) and the same qemu run booted on those with an image.
+KMOD_KHEADERS = /opt/gdrx-kheaders
+check-kmod-kernels: tests/kmod/kt $(KMOD_LIBGDR_SUITES) tests/sim/libcuda.la
+	$(SHELL) $(srcdir)/tests/kmod/kernels.sh --dir "$(KMOD_KHEADERS)" \
+	  --src "$(abs_top_srcdir)" --work "$(KMOD_DIR)/kernels" \
+	  $(NVIDIA_SRC:%=--nvidia-src %) --results "$(GDRX_RESULTS)" -- \
+	  --qemu "$(QEMU)" --busybox "$(BUSYBOX)" --kt tests/kmod/kt \
+	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
+	  --suites "$(KMOD_LIBGDR_SUITES)" --dlopen libcuda.so.1 \
+	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs" \
+	  --guest-env "$(KMOD_SUITE_ENV)" --tools "nm readelf" \
+	  --timeout $(KMOD_TIMEOUT)
+
+GDRX_CHECK_EXTRA += check-kmod-kernels
 else
-check-kmod:
-	@echo "check-kmod: skipped: kernel headers, qemu, busybox or the kernel image missing (see configure's summary)"
+check-kmod check-kmod-kernels:
+	@echo "$@: skipped: kernel headers, qemu, busybox or the kernel image missing (see configure's summary)"
 endif
 
-.PHONY: check-kmod kmod-clean kmod-mock-module kmod-propcheck-module
+.PHONY: check-kmod check-kmod-kernels kmod-clean kmod-mock-module kmod-propcheck-module

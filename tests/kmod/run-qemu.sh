@@ -8,7 +8,7 @@
 #               [--suites "PROGRAMS" --libdirs "DIRS" --dlopen "LIBS"]
 #               [--guest-env "VAR=VALUE..."] [--tools "PROGRAMS"]
 #               [--imports-ko KO --symvers Module.symvers]
-#               [--results FILE] [--timeout SECONDS]
+#               [--results FILE] [--label NAME] [--timeout SECONDS]
 #
 # --once scenarios run in callback mode only, --both in both pinning
 # modes.  --extra names further static guest programs (copied to /extra),
@@ -24,15 +24,16 @@
 # variables to the suites' environment.  --imports-ko adds a host
 # result: that module imports no GPL-only symbol (check-imports.sh).  Prints one line per
 # result ("PASS: kmod/NAME" or "FAIL: kmod/NAME"), then "N passed, N
-# failed", appends "check-kmod N M" to FILE, and exits non-zero on any
-# failure.  A guest that hangs, panics or stops early fails every result
+# failed", appends "NAME N M" to FILE (NAME: --label, default
+# check-kmod), and exits non-zero on any failure.  A guest that hangs,
+# panics or stops early fails every result
 # it did not report plus one for the crash itself.
 set -u
 
 die() { echo "run-qemu.sh: $*" >&2; exit 2; }
 
 qemu= kernel= busybox= work= mock= gdrdrv= kt= once= both= extra= results= tmo=540
-imports_ko= symvers= suites= libdirs= dlopen= guest_env= tools=
+imports_ko= symvers= suites= libdirs= dlopen= guest_env= tools= label=check-kmod
 while [ $# -gt 0 ]; do
 	case $1 in
 	--qemu) qemu=$2 ;;
@@ -54,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--dlopen) dlopen=$2 ;;
 	--guest-env) guest_env=$2 ;;
 	--tools) tools=$2 ;;
+	--label) label=$2 ;;
 	*) die "unknown argument $1" ;;
 	esac
 	shift 2 || die "missing value for $1"
@@ -115,6 +117,7 @@ expected=$work/expected.txt
 		for s in $both; do echo "$s[$mode]"; done
 		for p in $extra; do echo "extra:$(basename "$p")[$mode]"; done
 		for p in $suite_names; do echo "libgdrx_${p#test_}[$mode]"; done
+		echo "gdrcopy_node[$mode]"
 		echo "counters_zero[$mode]"
 		echo "rmmod_mock_refused[$mode]"
 		echo "rmmod_gdrdrv[$mode]"
@@ -187,6 +190,6 @@ if [ "$fail" -ne 0 ]; then
 	tr -d '\r' < "$log" 2>/dev/null | tail -n 60
 	echo "----"
 fi
-[ -n "$results" ] && echo "check-kmod $pass $fail" >> "$results"
+[ -n "$results" ] && echo "$label $pass $fail" >> "$results"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -65,6 +65,14 @@ int kt_free_of(uint64_t va, int tgid);	/* another process's */
 int kt_config(uint32_t cb_delay_ms, int32_t fail_next_get);
 int kt_config3(uint32_t cb_delay_ms, int32_t fail_next_get, uint32_t free_in_get);
 int kt_mock_stats(struct mock_stats_args *s);
+/* Put failure and callback holding (mock_config_args); other knobs 0. */
+int kt_config_put(int32_t fail_next_put, uint32_t cb_hold);
+int kt_probe(struct mock_probe_args *p);
+int kt_cb_release(void);
+/* Handshakes with the mock: wait until a callback is held, or until
+ * put_pages calls begun exceed @before. */
+int kt_wait_cb_held(void);
+int kt_wait_puts_entered(uint64_t before);
 
 /* The BAR seen directly (write-combined), for aliasing checks. */
 volatile uint32_t *kt_bar_map(void);
@@ -80,6 +88,8 @@ void kt_fill(volatile uint32_t *p, size_t bytes, uint32_t seed);
 long kt_verify(const volatile uint32_t *p, size_t bytes, uint32_t seed);
 
 long long kt_stat(const char *name);	/* /sys/class/misc/gdrdrv/stats/ */
+long long kt_read_num(const char *path);	/* or -1 */
+int kt_write_num(const char *path, unsigned long long v);	/* 0, -errno */
 /* Every live gdrdrv and mock counter is zero. */
 int kt_expect_idle(void);
 uint64_t kt_now_ms(void);

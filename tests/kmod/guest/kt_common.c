@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "kt.h"
@@ -115,6 +116,49 @@ int kt_config3(uint32_t cb_delay_ms, int32_t fail_next_get, uint32_t free_in_get
 	};
 
 	return kt_ioctl(kt.mock, MOCK_IOC_CONFIG, &a);
+}
+
+int kt_config_put(int32_t fail_next_put, uint32_t cb_hold)
+{
+	struct mock_config_args a = {
+		.fail_next_put = fail_next_put, .cb_hold = cb_hold,
+	};
+
+	return kt_ioctl(kt.mock, MOCK_IOC_CONFIG, &a);
+}
+
+int kt_probe(struct mock_probe_args *p)
+{
+	return kt_ioctl(kt.mock, MOCK_IOC_PROBE, p);
+}
+
+int kt_cb_release(void)
+{
+	return kt_ioctl(kt.mock, MOCK_IOC_CB_RELEASE, NULL);
+}
+
+int kt_wait_cb_held(void)
+{
+	struct mock_probe_args p;
+
+	do {
+		if (kt_probe(&p))
+			return -1;
+		sched_yield();
+	} while (!p.cb_held);
+	return 0;
+}
+
+int kt_wait_puts_entered(uint64_t before)
+{
+	struct mock_probe_args p;
+
+	do {
+		if (kt_probe(&p))
+			return -1;
+		sched_yield();
+	} while (p.puts_entered <= before);
+	return 0;
 }
 
 int kt_mock_stats(struct mock_stats_args *s)
@@ -277,6 +321,35 @@ long long kt_stat(const char *name)
 		buf[0] = 0;
 	fclose(f);
 	return strtoll(buf, NULL, 10);
+}
+
+/* A file's first line as a number, or -1. */
+long long kt_read_num(const char *path)
+{
+	char buf[64] = "";
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return buf[0] ? strtoll(buf, NULL, 0) : -1;
+}
+
+/* Write @v to a file (a module parameter): 0 or -errno. */
+int kt_write_num(const char *path, unsigned long long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%llu\n", v) < 0)
+		ret = -EIO;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
 }
 
 int kt_expect_idle(void)

@@ -16,6 +16,14 @@ int kt_sc_fd_passing(void);
 int kt_sc_threads(void);
 int kt_sc_fuzz(void);
 int kt_sc_cycles(void);
+int kt_sc_large_map(void);
+int kt_sc_free_during_touch(void);
+int kt_sc_put_pages_error(void);
+int kt_sc_handles_wrap(void);
+int kt_sc_map_readonly(void);
+int kt_sc_memcg_account(void);
+int kt_sc_wc_conflict(void);
+int kt_sc_caching(void);
 
 const struct kt_scenario kt_scenarios[] = {
 	{ "get_version", kt_sc_version },
@@ -32,5 +40,13 @@ const struct kt_scenario kt_scenarios[] = {
 	{ "threads16", kt_sc_threads },
 	{ "fuzz", kt_sc_fuzz },
 	{ "cycles100k", kt_sc_cycles },
+	{ "large_map", kt_sc_large_map },
+	{ "free_during_touch", kt_sc_free_during_touch },
+	{ "put_pages_error", kt_sc_put_pages_error },
+	{ "handles_wrap", kt_sc_handles_wrap },
+	{ "map_readonly", kt_sc_map_readonly },
+	{ "memcg_account", kt_sc_memcg_account },
+	{ "wc_conflict", kt_sc_wc_conflict },
+	{ "caching", kt_sc_caching },
 	{ NULL, NULL },
 };

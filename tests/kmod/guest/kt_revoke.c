@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -68,7 +69,15 @@ int kt_sc_free_while_mapped(void)
 	KT_OK(kt_cb_flag(m.fd, m.h, &flag));
 	KT_OK(kt_info(m.fd, m.h, &info));
 	if (!kt.persistent) {
+		struct gdrdrv_get_info_args v1 = { .handle = m.h };
+
 		KT_CHECK(flag == 1, "callback flag not set");
+		/* gdrcopy's libgdrapi reads the mapping as gone after a revoke. */
+		KT_CHECK(info.mapping_type == GDRDRV_MAPPING_NONE,
+			 "GET_INFO_V2 after revoke: type %u", info.mapping_type);
+		KT_OK(kt_ioctl(m.fd, GDRDRV_IOC_GET_INFO, &v1));
+		KT_CHECK(!v1.mapped && !v1.wc_mapping, "GET_INFO after revoke: mapped %u wc %u",
+			 v1.mapped, v1.wc_mapping);
 		KT_CHECK(kt_stat("invalidations") > 0, "invalidations counter");
 		if (kt_all_fault(m.map, len))
 			return -1;
@@ -103,11 +112,10 @@ int kt_sc_free_while_mapped(void)
 struct kt_copier {
 	volatile uint32_t *map;
 	size_t len;
-	atomic_int started;
 	atomic_int stop;
 	int sig;		/* signal that stopped the copy, 0 if none */
 	long bad;		/* words read that were not the old data */
-	unsigned long rounds;
+	atomic_ulong rounds;	/* passes over the mapping completed */
 };
 
 static void *kt_copier_main(void *arg)
@@ -115,9 +123,9 @@ static void *kt_copier_main(void *arg)
 	struct kt_copier *c = arg;
 	uint32_t v;
 
-	atomic_store(&c->started, 1);
 	for (uint64_t t0 = kt_now_ms();
-	     !atomic_load(&c->stop) && kt_now_ms() - t0 < 20000; c->rounds++) {
+	     !atomic_load(&c->stop) && kt_now_ms() - t0 < 20000;
+	     atomic_fetch_add(&c->rounds, 1)) {
 		for (size_t i = 0; i < c->len / 4; i += 61) {
 			int sig = kt_try_read(c->map + i, &v);
 
@@ -139,6 +147,7 @@ int kt_sc_free_during_copy(void)
 	const uint64_t va = KT_VA_BASE, len = 16 * KT_CHUNK, off = 20 << 20;
 	struct kt_mapped m;
 	struct kt_copier c;
+	unsigned long rounds;
 	pthread_t t;
 
 	if (kt_open_mapped(&m, va, len, off))
@@ -150,9 +159,10 @@ int kt_sc_free_during_copy(void)
 	c.map = m.map;
 	c.len = len;
 	KT_OK(pthread_create(&t, NULL, kt_copier_main, &c));
-	while (!atomic_load(&c.started))
-		usleep(1000);
-	usleep(100000);
+	/* Handshake: the copier has been through the mapping once. */
+	while (atomic_load(&c.rounds) < 1 && !c.sig)
+		sched_yield();
+	rounds = atomic_load(&c.rounds);
 	KT_OK(kt_free(va));			/* while the copy runs */
 	if (!kt.persistent) {
 		/* Reuse right away, with data the copier must never see. */
@@ -161,14 +171,16 @@ int kt_sc_free_during_copy(void)
 			m.bar[off / 4 + i] = 0xdeadbeef;
 		kt_wmb();
 	} else {
-		usleep(200000);
+		/* It goes on copying after the free: two more full passes. */
+		while (atomic_load(&c.rounds) < rounds + 2 && !c.sig)
+			sched_yield();
 		atomic_store(&c.stop, 1);
 	}
 	pthread_join(t, NULL);
 	KT_CHECK(c.bad == 0, "copier saw %ld foreign words", c.bad);
 	if (!kt.persistent) {
 		KT_CHECK(c.sig == SIGBUS, "copy not stopped by SIGBUS (sig %d, %lu rounds)",
-			 c.sig, c.rounds);
+			 c.sig, atomic_load(&c.rounds));
 		KT_OK(kt_free(va + len));
 	} else {
 		KT_CHECK(c.sig == 0, "persistent copy faulted (sig %d)", c.sig);
@@ -193,10 +205,37 @@ static void *kt_freer_main(void *arg)
 	return NULL;
 }
 
+/* Unpin (variant 0), or close and then munmap (variant 1), in a thread. */
+struct kt_releaser {
+	int variant, fd, ret;
+	uint64_t h, len;
+	volatile uint32_t *map;
+	atomic_int done;
+};
+
+static void *kt_releaser_main(void *arg)
+{
+	struct kt_releaser *r = arg;
+
+	if (r->variant == 0) {
+		r->ret = kt_unpin(r->fd, r->h);
+	} else {
+		close(r->fd);		/* the mapping still holds the file */
+		/* close() with a live mapping releases nothing yet. */
+		r->ret = kt_stat("pins") == 1 ? 0 : -1;
+		if (munmap((void *)r->map, r->len))	/* last reference */
+			r->ret = -1;
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
 /*
- * The free callback is delayed inside the GPU driver's lock while unpin
- * (or close) reaches put_pages, which must wait for the callback and then
- * succeed, with nothing leaked or freed twice.
+ * The free callback is held inside the GPU driver's lock while unpin (or
+ * the last close) reaches put_pages, which must wait for the callback and
+ * then succeed, with nothing leaked or freed twice.  Ordered by handshakes
+ * with the mock: the callback is held, then put_pages has begun, then the
+ * callback is let go.
  */
 int kt_sc_free_during_unpin(void)
 {
@@ -204,43 +243,41 @@ int kt_sc_free_during_unpin(void)
 
 	for (int variant = 0; variant < 2; variant++) {
 		struct kt_freer fr = { .va = va };
-		volatile uint32_t *map;
-		pthread_t t;
-		uint64_t h, t0;
-		int fd = kt_open();
+		struct kt_releaser r = { .variant = variant, .len = len };
+		struct mock_probe_args p;
+		pthread_t tf, tr;
+		uint32_t v;
 
-		KT_CHECK(fd >= 0, "open");
-		if (kt_alloc_pin_map(fd, va, len, off, &h, &map))
+		r.fd = kt_open();
+		KT_CHECK(r.fd >= 0, "open");
+		if (kt_alloc_pin_map(r.fd, va, len, off, &r.h, &r.map))
 			return -1;
-		map[0] = 1;
-		KT_OK(kt_config(400, 0));
-		KT_OK(pthread_create(&t, NULL, kt_freer_main, &fr));
-		usleep(100000);			/* the freer sleeps in the mock */
-		t0 = kt_now_ms();
-		if (variant == 0)
-			KT_OK(kt_unpin(fd, h));
+		r.map[0] = 1;
+		KT_OK(kt_config_put(0, !kt.persistent));
+		KT_OK(kt_probe(&p));
+		KT_OK(pthread_create(&tf, NULL, kt_freer_main, &fr));
+		if (!kt.persistent)
+			KT_OK(kt_wait_cb_held());
 		else
-			close(fd);		/* mapping still holds the file */
-		if (variant == 1) {
-			uint32_t v;
-
-			/* close() with a live mapping releases nothing yet. */
-			KT_CHECK(kt_stat("pins") == 1, "pins after close");
-			KT_OK(munmap((void *)map, len));	/* last reference */
-			KT_CHECK(kt_try_read(map, &v) == SIGSEGV, "unmapped");
+			pthread_join(tf, NULL);	/* no callback to hold */
+		KT_OK(pthread_create(&tr, NULL, kt_releaser_main, &r));
+		if (!kt.persistent) {
+			KT_OK(kt_wait_puts_entered(p.puts_entered));
+			/* put_pages is blocked behind the held callback. */
+			KT_CHECK(!atomic_load(&r.done), "put_pages did not wait for the callback");
+			KT_OK(kt_cb_release());
+			pthread_join(tf, NULL);
 		}
-		pthread_join(t, NULL);
+		pthread_join(tr, NULL);
 		KT_OK(kt_config(0, 0));
 		KT_OK(fr.ret);
-		if (!kt.persistent && variant == 0)
-			KT_CHECK(kt_now_ms() - t0 >= 150, "unpin did not wait (%llu ms)",
-				 (unsigned long long)(kt_now_ms() - t0));
+		KT_OK(r.ret);
 		if (variant == 0) {
-			uint32_t v;
-
-			KT_CHECK(kt_try_read(map, &v) == SIGBUS, "mapping after unpin");
-			KT_OK(munmap((void *)map, len));
-			close(fd);
+			KT_CHECK(kt_try_read(r.map, &v) == SIGBUS, "mapping after unpin");
+			KT_OK(munmap((void *)r.map, len));
+			close(r.fd);
+		} else {
+			KT_CHECK(kt_try_read(r.map, &v) == SIGSEGV, "unmapped");
 		}
 		if (kt.persistent) {
 			struct mock_stats_args s;

@@ -45,7 +45,8 @@ typedef struct nvidia_p2p_page {
 	} registers;
 } nvidia_p2p_page_t;
 
-#define NVIDIA_P2P_PAGE_TABLE_VERSION	0x00010002
+/* 2.x: the table has flags (coherent platforms' CPU-cacheable memory). */
+#define NVIDIA_P2P_PAGE_TABLE_VERSION	0x00020000
 #define NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(p) \
 	NVIDIA_P2P_VERSION_COMPATIBLE(p, NVIDIA_P2P_PAGE_TABLE_VERSION)
 
@@ -55,7 +56,11 @@ typedef struct nvidia_p2p_page_table {
 	struct nvidia_p2p_page **pages;
 	uint32_t entries;
 	uint8_t *gpu_uuid;
+	uint32_t flags;			/* NVIDIA_P2P_PAGE_TABLE_FLAGS_* */
 } nvidia_p2p_page_table_t;
+
+/* The CPU may map the pages cached (coherent, e.g. Grace Hopper). */
+#define NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE	1
 
 /* Flags of the persistent calls. */
 #define NVIDIA_P2P_FLAGS_DEFAULT		0

@@ -22,6 +22,13 @@
 
 /* mock_alloc.flags */
 #define MOCK_ALLOC_SCATTER	0x1u	/* chunks in reverse BAR order */
+/* ALIAS: the allocation may be larger than the BAR; its chunks wrap
+ * around the BAR from bar_off, so a 32 GiB "GPU buffer" costs 64 MiB.  It
+ * claims the whole BAR while it lives. */
+#define MOCK_ALLOC_ALIAS	0x2u
+/* CACHEABLE: page tables carry NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE,
+ * as on a coherent platform. */
+#define MOCK_ALLOC_CACHEABLE	0x4u
 
 struct mock_alloc_args {
 	__u64 va;		/* in: 64 KiB aligned, never 0 */
@@ -67,7 +74,19 @@ struct mock_config_args {
 				 * allocation (running the callbacks) after
 				 * registering, before returning: the owner's
 				 * cudaFree racing with the pin */
+	__s32 fail_next_put;	/* next put_pages* returns this (<= 0) and
+				 * keeps the registration, as the driver does
+				 * under memory pressure */
+	__u32 cb_hold;		/* 1: each free callback waits, with the
+				 * driver lock held, until CB_RELEASE */
 	__u32 pad;
+};
+
+/* PROBE: answered without the driver lock, so it works while a callback
+ * is held (a test's handshake with the callback and put_pages). */
+struct mock_probe_args {
+	__u64 cb_held;		/* callbacks waiting for CB_RELEASE now */
+	__u64 puts_entered;	/* put_pages* calls begun (total) */
 };
 
 struct mock_info_args {
@@ -94,5 +113,8 @@ struct mock_stats_args {
 #define MOCK_IOC_CARVE	_IOWR(MOCK_NVP2P_MAGIC, 6, struct mock_carve_args)
 #define MOCK_IOC_BIND	_IOW(MOCK_NVP2P_MAGIC, 7, struct mock_bar_args)
 #define MOCK_IOC_FREE_BAR _IOW(MOCK_NVP2P_MAGIC, 8, struct mock_bar_args)
+#define MOCK_IOC_PROBE	_IOR(MOCK_NVP2P_MAGIC, 9, struct mock_probe_args)
+/* CB_RELEASE: held callbacks go on; later ones are not held (cb_hold = 0). */
+#define MOCK_IOC_CB_RELEASE _IO(MOCK_NVP2P_MAGIC, 10)
 
 #endif /* MOCK_NVP2P_IOCTL_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * mock_nvp2p.c - a test double of the NVIDIA driver's P2P interface, for
+ * mock_p2p.c - a test double of the NVIDIA driver's P2P interface, for
  * the gdrdrv kernel tests under qemu.  Never installed.
  *
  * It exports the nvidia_p2p_* calls gdrdrv uses and hands out page tables
@@ -26,56 +26,42 @@
 #include <linux/uaccess.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/wait.h>
 
-#include "nv-p2p.h"
-#include "mock_nvp2p_ioctl.h"
-
-#define MOCK_NAME "mock_nvp2p"
-
-struct mock_alloc {
-	struct list_head node;
-	pid_t tgid;
-	u64 va, size, bar_off;
-	u32 flags;
-	bool freed;			/* "cudaFree"d; kept while pinned */
-	/* CARVE: the file it was carved through, freed when its owner
-	 * closes that file; NULL for ALLOC.  Only compared, never used. */
-	const struct file *carved_by;
-	unsigned int nr_tables;
-};
-
-struct mock_table {
-	struct list_head node;
-	struct mock_alloc *alloc;
-	struct nvidia_p2p_page_table pt;
-	struct nvidia_p2p_page *pagev;
-	struct nvidia_p2p_page **ptrs;
-	u8 uuid[16];
-	void (*cb)(void *data);
-	void *data;
-	bool persistent;
-	u64 va;
-};
+#include "mock_internal.h"
 
 /* Plays the GPU driver's lock: held while free callbacks run. */
-static DEFINE_MUTEX(mock_lock);
-static LIST_HEAD(mock_allocs);
+DEFINE_MUTEX(mock_lock);
+LIST_HEAD(mock_allocs);
 static LIST_HEAD(mock_tables);
-static struct mock_stats_args mock_stats;
+struct mock_stats_args mock_stats;
 static struct mock_table *mock_cb_table;	/* table being called back */
-static u32 mock_cb_delay_ms;
-static int mock_fail_next_get;
-static bool mock_free_in_next_get;
+u32 mock_cb_delay_ms;
+int mock_fail_next_get;
+bool mock_free_in_next_get;
+int mock_fail_next_put;
+/* Callback holding: lockless, so CB_RELEASE and PROBE work meanwhile. */
+bool mock_cb_hold;
+DECLARE_WAIT_QUEUE_HEAD(mock_cb_wq);
+atomic64_t mock_cb_held, mock_puts_entered;
 static struct pci_dev *mock_pdev;
-static u64 mock_bar_phys, mock_bar_size;
-
+u64 mock_bar_phys, mock_bar_size;
 static u64 mock_chunk_phys(const struct mock_alloc *a, u64 idx)
 {
 	u64 n = a->size / MOCK_NVP2P_CHUNK;
 
+	if (a->flags & MOCK_ALLOC_ALIAS)
+		return mock_bar_phys +
+		       (a->bar_off + idx * MOCK_NVP2P_CHUNK) % mock_bar_size;
 	if (a->flags & MOCK_ALLOC_SCATTER)
 		idx = n - 1 - idx;
 	return mock_bar_phys + a->bar_off + idx * MOCK_NVP2P_CHUNK;
+}
+
+/* The BAR bytes @a claims: an alias claims all of it. */
+u64 mock_bar_span(const struct mock_alloc *a)
+{
+	return a->flags & MOCK_ALLOC_ALIAS ? mock_bar_size : a->size;
 }
 
 static struct mock_alloc *mock_find_alloc(pid_t tgid, u64 va, u64 len)
@@ -101,8 +87,8 @@ static struct mock_table *mock_find_table(const struct nvidia_p2p_page_table *pt
 
 static void mock_table_free(struct mock_table *t)
 {
-	kfree(t->ptrs);
-	kfree(t->pagev);
+	kvfree(t->ptrs);
+	kvfree(t->pagev);
 	kfree(t);
 }
 
@@ -112,8 +98,9 @@ static struct mock_table *mock_table_new(u64 entries)
 
 	if (!t)
 		return NULL;
-	t->pagev = kcalloc(entries, sizeof(*t->pagev), GFP_KERNEL);
-	t->ptrs = kcalloc(entries, sizeof(*t->ptrs), GFP_KERNEL);
+	/* An aliased allocation may have millions of entries. */
+	t->pagev = kvcalloc(entries, sizeof(*t->pagev), GFP_KERNEL);
+	t->ptrs = kvcalloc(entries, sizeof(*t->ptrs), GFP_KERNEL);
 	if (!t->pagev || !t->ptrs) {
 		mock_table_free(t);
 		return NULL;
@@ -137,11 +124,25 @@ static void mock_unlink_table(struct mock_table *t)
 }
 
 /*
+ * With cb_hold set, wait for CB_RELEASE.  The bound only keeps a broken
+ * test from hanging the guest; reaching it counts as misuse.
+ */
+static void mock_cb_wait(void)
+{
+	if (!READ_ONCE(mock_cb_hold))
+		return;
+	atomic64_inc(&mock_cb_held);
+	if (!wait_event_timeout(mock_cb_wq, !READ_ONCE(mock_cb_hold), 60 * HZ))
+		mock_stats.misuse++;
+	atomic64_dec(&mock_cb_held);
+}
+
+/*
  * "cudaFree": run the free callback of every callback table of @a, each
  * after the configured delay and with mock_lock held, then free the
  * tables.  Persistent tables keep the allocation (and its BAR range).
  */
-static void mock_free_locked(struct mock_alloc *a)
+void mock_free_locked(struct mock_alloc *a)
 {
 	struct mock_table *t, *tmp;
 
@@ -154,6 +155,7 @@ static void mock_free_locked(struct mock_alloc *a)
 		a->nr_tables--;
 		if (mock_cb_delay_ms)
 			msleep(mock_cb_delay_ms);
+		mock_cb_wait();
 		WRITE_ONCE(mock_cb_table, t);
 		t->cb(t->data);
 		WRITE_ONCE(mock_cb_table, NULL);
@@ -175,8 +177,9 @@ static int mock_get(u64 va, u64 len, struct nvidia_p2p_page_table **ppt,
 	u64 i, n;
 	int ret;
 
+	/* mock_find_alloc() bounds len by the allocation's size. */
 	if (!ppt || !len || ((va | len) & (MOCK_NVP2P_CHUNK - 1)) ||
-	    va + len < va || len > mock_bar_size)
+	    va + len < va)
 		return -EINVAL;
 	n = len / MOCK_NVP2P_CHUNK;
 	t = mock_table_new(n);
@@ -205,6 +208,8 @@ static int mock_get(u64 va, u64 len, struct nvidia_p2p_page_table **ppt,
 	t->pt.pages = t->ptrs;
 	t->pt.entries = n;
 	t->pt.gpu_uuid = t->uuid;
+	if (a->flags & MOCK_ALLOC_CACHEABLE)
+		t->pt.flags = NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE;
 	t->alloc = a;
 	t->cb = cb;
 	t->data = data;
@@ -262,10 +267,15 @@ static int mock_put(uint64_t va, struct nvidia_p2p_page_table *pt,
 	struct mock_table *t;
 	int ret = 0;
 
+	atomic64_inc(&mock_puts_entered);
 	/* Waits here while a free callback runs, like the real driver. */
 	mutex_lock(&mock_lock);
 	t = mock_find_table(pt);
-	if (!t) {
+	if (mock_fail_next_put) {
+		/* The registration stays; a later free calls it back. */
+		ret = mock_fail_next_put;
+		mock_fail_next_put = 0;
+	} else if (!t) {
 		/* Unknown: fine only for a callback table already revoked. */
 		if (persistent) {
 			mock_stats.misuse++;
@@ -319,314 +329,6 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 }
 EXPORT_SYMBOL(nvidia_p2p_free_page_table);
 
-/* ---- test control device -------------------------------------------- */
-
-/* A live, bound allocation of @tgid overlapping [va, va + size). */
-static bool mock_va_overlaps(const struct mock_alloc *o, pid_t tgid, u64 va,
-			     u64 size)
-{
-	return !o->freed && o->va && o->tgid == tgid && va < o->va + o->size &&
-	       o->va < va + size;
-}
-
-/* Whether any allocation overlaps as above.  Caller holds mock_lock. */
-static bool mock_va_taken_locked(pid_t tgid, u64 va, u64 size)
-{
-	struct mock_alloc *o;
-
-	list_for_each_entry(o, &mock_allocs, node)
-		if (mock_va_overlaps(o, tgid, va, size))
-			return true;
-	return false;
-}
-
-/* A new allocation of the calling process, not yet on mock_allocs. */
-static struct mock_alloc *mock_alloc_new(u64 va, u64 size)
-{
-	struct mock_alloc *a = kzalloc(sizeof(*a), GFP_KERNEL);
-
-	if (a) {
-		a->tgid = current->tgid;
-		a->va = va;
-		a->size = size;
-	}
-	return a;
-}
-
-static int mock_ioc_alloc(void __user *uarg)
-{
-	struct mock_alloc_args args;
-	struct mock_alloc *a, *o;
-	int ret = 0;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (!args.va || !args.size || args.pad ||
-	    (args.flags & ~MOCK_ALLOC_SCATTER) ||
-	    ((args.va | args.size | args.bar_off) & (MOCK_NVP2P_CHUNK - 1)) ||
-	    args.va + args.size < args.va || args.bar_off >= mock_bar_size ||
-	    args.size > mock_bar_size - args.bar_off)
-		return -EINVAL;
-	a = mock_alloc_new(args.va, args.size);
-	if (!a)
-		return -ENOMEM;
-	a->bar_off = args.bar_off;
-	a->flags = args.flags;
-
-	mutex_lock(&mock_lock);
-	list_for_each_entry(o, &mock_allocs, node) {
-		/* BAR memory held by anyone, freed or not, is not reusable. */
-		if (args.bar_off < o->bar_off + o->size &&
-		    o->bar_off < args.bar_off + args.size) {
-			ret = -EBUSY;
-			break;
-		}
-		if (mock_va_overlaps(o, a->tgid, args.va, args.size)) {
-			ret = -EEXIST;
-			break;
-		}
-	}
-	if (!ret) {
-		list_add_tail(&a->node, &mock_allocs);
-		a = NULL;
-	}
-	mutex_unlock(&mock_lock);
-	kfree(a);
-	return ret;
-}
-
-static int mock_ioc_free(void __user *uarg)
-{
-	struct mock_free_args args;
-	struct mock_alloc *a, *found = NULL;
-	pid_t tgid;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (args.pad || args.tgid < 0)
-		return -EINVAL;
-	tgid = args.tgid ? args.tgid : current->tgid;
-	mutex_lock(&mock_lock);
-	list_for_each_entry(a, &mock_allocs, node)
-		if (!a->freed && a->tgid == tgid && a->va == args.va)
-			found = a;
-	if (found)
-		mock_free_locked(found);
-	mutex_unlock(&mock_lock);
-	return found ? 0 : -EINVAL;
-}
-
-/* The lowest 64 KiB-aligned BAR offset where @size bytes are free. */
-static int mock_bar_fit_locked(u64 size, u64 *off)
-{
-	struct mock_alloc *o;
-	u64 start = 0;
-	bool moved;
-
-	do {
-		moved = false;
-		list_for_each_entry(o, &mock_allocs, node) {
-			if (start < o->bar_off + o->size &&
-			    o->bar_off < start + size) {
-				start = o->bar_off + o->size;
-				moved = true;
-			}
-		}
-		if (start > mock_bar_size || size > mock_bar_size - start)
-			return -ENOSPC;
-	} while (moved);
-	*off = start;
-	return 0;
-}
-
-static int mock_ioc_carve(struct file *filp, void __user *uarg)
-{
-	struct mock_carve_args args;
-	struct mock_alloc *a;
-	int ret = 0;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (!args.size || ((args.va | args.size) & (MOCK_NVP2P_CHUNK - 1)) ||
-	    args.va + args.size < args.va || args.size > mock_bar_size)
-		return -EINVAL;
-	a = mock_alloc_new(args.va, args.size);
-	if (!a)
-		return -ENOMEM;
-	a->carved_by = filp;
-
-	mutex_lock(&mock_lock);
-	if (args.va && mock_va_taken_locked(a->tgid, args.va, args.size))
-		ret = -EEXIST;
-	if (!ret)
-		ret = mock_bar_fit_locked(args.size, &a->bar_off);
-	if (!ret) {
-		args.bar_off = a->bar_off;
-		list_add_tail(&a->node, &mock_allocs);
-	}
-	mutex_unlock(&mock_lock);
-	if (ret) {
-		kfree(a);
-		return ret;
-	}
-	/* The allocation stays even if the caller cannot read its offset:
-	 * the process frees it by closing the file. */
-	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
-}
-
-/* The caller's live allocation starting at BAR offset @off. */
-static struct mock_alloc *mock_find_bar_locked(u64 off)
-{
-	struct mock_alloc *a;
-
-	list_for_each_entry(a, &mock_allocs, node)
-		if (!a->freed && a->tgid == current->tgid && a->bar_off == off)
-			return a;
-	return NULL;
-}
-
-static int mock_ioc_bind(void __user *uarg)
-{
-	struct mock_bar_args args;
-	struct mock_alloc *a;
-	int ret = 0;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (!args.va || (args.va & (MOCK_NVP2P_CHUNK - 1)))
-		return -EINVAL;
-	mutex_lock(&mock_lock);
-	a = mock_find_bar_locked(args.bar_off);
-	if (!a || a->va || args.va + a->size < args.va) {
-		ret = -EINVAL;
-		goto out;
-	}
-	/* @a itself is not bound yet, so it never overlaps. */
-	if (mock_va_taken_locked(a->tgid, args.va, a->size))
-		ret = -EEXIST;
-	else
-		a->va = args.va;
-out:
-	mutex_unlock(&mock_lock);
-	return ret;
-}
-
-static int mock_ioc_free_bar(void __user *uarg)
-{
-	struct mock_bar_args args;
-	struct mock_alloc *a;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (args.va)
-		return -EINVAL;
-	mutex_lock(&mock_lock);
-	a = mock_find_bar_locked(args.bar_off);
-	if (a)
-		mock_free_locked(a);
-	mutex_unlock(&mock_lock);
-	return a ? 0 : -EINVAL;
-}
-
-/*
- * Every close of the file, including the one at exit: the closing process
- * frees what it carved through this file (running the free callbacks), as
- * the GPU driver does when a process dies with memory allocated.
- */
-static int mock_flush(struct file *filp, fl_owner_t id)
-{
-	struct mock_alloc *a, *tmp;
-
-	mutex_lock(&mock_lock);
-	list_for_each_entry_safe(a, tmp, &mock_allocs, node)
-		if (!a->freed && a->carved_by == filp &&
-		    a->tgid == current->tgid)
-			mock_free_locked(a);
-	mutex_unlock(&mock_lock);
-	return 0;
-}
-
-static int mock_ioc_config(void __user *uarg)
-{
-	struct mock_config_args args;
-
-	if (copy_from_user(&args, uarg, sizeof(args)))
-		return -EFAULT;
-	if (args.cb_delay_ms > 5000 || args.fail_next_get > 0 ||
-	    args.fail_next_get < -MAX_ERRNO || args.free_in_next_get > 1 ||
-	    args.pad)
-		return -EINVAL;
-	mutex_lock(&mock_lock);
-	mock_cb_delay_ms = args.cb_delay_ms;
-	mock_fail_next_get = args.fail_next_get;
-	mock_free_in_next_get = args.free_in_next_get;
-	mutex_unlock(&mock_lock);
-	return 0;
-}
-
-static int mock_ioc_stats(void __user *uarg)
-{
-	struct mock_stats_args s;
-	struct mock_alloc *a;
-
-	mutex_lock(&mock_lock);
-	s = mock_stats;
-	s.allocs = 0;
-	s.zombies = 0;
-	list_for_each_entry(a, &mock_allocs, node) {
-		if (a->freed)
-			s.zombies++;
-		else
-			s.allocs++;
-	}
-	mutex_unlock(&mock_lock);
-	return copy_to_user(uarg, &s, sizeof(s)) ? -EFAULT : 0;
-}
-
-static long mock_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
-{
-	void __user *uarg = (void __user *)arg;
-
-	switch (cmd) {
-	case MOCK_IOC_ALLOC:
-		return mock_ioc_alloc(uarg);
-	case MOCK_IOC_FREE:
-		return mock_ioc_free(uarg);
-	case MOCK_IOC_CONFIG:
-		return mock_ioc_config(uarg);
-	case MOCK_IOC_INFO: {
-		struct mock_info_args info = {
-			.bar_phys = mock_bar_phys,
-			.bar_size = mock_bar_size,
-		};
-
-		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
-	}
-	case MOCK_IOC_STATS:
-		return mock_ioc_stats(uarg);
-	case MOCK_IOC_CARVE:
-		return mock_ioc_carve(filp, uarg);
-	case MOCK_IOC_BIND:
-		return mock_ioc_bind(uarg);
-	case MOCK_IOC_FREE_BAR:
-		return mock_ioc_free_bar(uarg);
-	default:
-		return -ENOTTY;
-	}
-}
-
-static const struct file_operations mock_fops = {
-	.owner		= THIS_MODULE,
-	.unlocked_ioctl	= mock_ioctl,
-	.flush		= mock_flush,
-};
-
-static struct miscdevice mock_misc = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= MOCK_NAME,
-	.fops	= &mock_fops,
-};
-
 /* qemu's ivshmem-plain: Red Hat vendor id, shared memory in BAR2. */
 #define MOCK_IVSHMEM_VENDOR	0x1af4
 #define MOCK_IVSHMEM_DEVICE	0x1110
@@ -652,7 +354,7 @@ static int __init mock_init(void)
 		ret = -ENODEV;
 		goto disable;
 	}
-	ret = misc_register(&mock_misc);
+	ret = mock_ctl_register();
 	if (ret)
 		goto disable;
 	pr_info(MOCK_NAME ": BAR at 0x%llx, %llu MiB\n", mock_bar_phys,
@@ -671,7 +373,7 @@ static void __exit mock_exit(void)
 	struct mock_table *t, *tt;
 	struct mock_alloc *a, *ta;
 
-	misc_deregister(&mock_misc);
+	mock_ctl_unregister();
 	/* gdrdrv depends on us, so it is gone; what is left was leaked. */
 	list_for_each_entry_safe(t, tt, &mock_tables, node) {
 		pr_err(MOCK_NAME ": leaked page table va 0x%llx\n", t->va);
