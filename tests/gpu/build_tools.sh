@@ -19,7 +19,7 @@ mkdir -p "$OUT/obj/tools"
 O="$OUT/obj/tools"
 CFLAGS=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -I"$SRC/libgdr/include" -I"$T"
         -I"$CUDA/include")
-LIB=(tool_cuda tool_sys tool_clock tool_measure tool_opts tool_table tool_out tool_env
+LIB=(tool_cuda tool_sys tool_clock tool_measure tool_opts tool_table tool_out tool_env tool_floor
      tool_copy tool_variants copy_tool)
 pids=()
 waitall() { # a failed background job fails the build (plain `wait` would not)
