@@ -198,6 +198,16 @@ int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size)
         return -1;
     }
     b->map = map;
+    /* Every page touched once (host buffers and mapping), so that no page
+     * fault lands in a timed batch or in calibration: the ring's slots
+     * are met for the first time while the batches are sized. */
+    memset(b->host, 0, b->cap);
+    memset(b->check, 0, b->cap);
+    if ((rc = gdrx_copy_to_mapping(b->pin, b->map, b->host, b->cap)) != 0) {
+        fprintf(stderr, "%s: gdrx_copy_to_mapping of %zu bytes: %s\n", e->opts->tool, b->cap,
+                tool_gdrx_why(rc, why, sizeof(why)));
+        return -1;
+    }
     tool_env_describe_pin(e, b->pin);
     return 0;
 }
