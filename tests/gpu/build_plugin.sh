@@ -29,7 +29,7 @@ mkdir -p "$OUTDIR"
 gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter \
     -Wno-cast-function-type -I"$SRC/libgdr/include" -isystem "$UCX_SRC/src" \
     -isystem "$UCX_SRC" $flags -DGDRX_UCX_BUILD_VERSION="\"$ver\"" "$SRC"/ucx_plugin/*.c \
-    -o "$OUTDIR/libuct_gdrx.so.0" -Wl,-soname,libuct_gdrx.so.0 -L"$B" -lgdrx \
+    -o "$OUTDIR/libuct_gdrx.so.0" -Wl,-soname,libuct_gdrx.so.0 -L"$B" -l:libgdrx.so.0 \
     -L"$UCX_LIBDIR" -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0 -ldl -pthread -Wl,-rpath,"$B"
 echo "UCX_VERSION=$ver"
 echo "UCXF=-isystem $UCX_SRC/src -isystem $UCX_SRC$flags"

@@ -45,7 +45,8 @@ waitall
 
 ucx=()
 if [ -n "${UCX_SRC:-}" ] && [ -n "${UCX_LIBDIR:-}" ]; then
-    built=$(bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" "$OUT/ucx_plugin/.libs")
+    built=$(GDRX_GPU_BUILD="$OUT" bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" \
+            "$OUT/ucx_plugin/.libs")
     read -r -a ucxf <<< "$(echo "$built" | sed -n 's/^UCXF=//p')"
     # shellcheck disable=SC2054 # -Wl, options hold commas
     ucx=(-std=gnu11 "${ucxf[@]}" -DGDRX_APIPERF_UCX=1
