@@ -130,8 +130,8 @@ static void preamble(struct copy_run *r)
         "            lfence, then the loads of the lines the copy reads\n");
     if (r->spec->floor)
         ADD("  floor:    host->GPU: %s (%u B) stores, the rest in 32/16/8/4/2/1 B;\n"
-            "            GPU->host: %s (%u B) loads, 8 issued before their stores\n",
-            f->store_insn, f->store_width, f->load_insn, f->load_width);
+            "            GPU->host: %s (%u B) loads, %u issued before their stores\n",
+            f->store_insn, f->store_width, f->load_insn, f->load_width, TOOL_FLOOR_GROUP);
     ADD("  address:  each op%s takes the next 64-B-aligned slot\n"
         "            of a %u KiB ring of the mapping: no op finds its lines just read\n",
         r->spec->floor ? " (gdrx's or the floor's)" : "", TOOL_COPY_RING / 1024);

@@ -49,17 +49,16 @@ static void store_plain(void *map, const void *src, size_t n)
 
 #if defined(__x86_64__)
 
-/* Blocks loaded before the first of them is stored: 8 lines with 64-B
- * loads, more than a core has line fill buffers, so the fill buffers and
- * not the loop are what limits the loads in flight. */
-#define FLOOR_GROUP 8
+/* Groups of TOOL_FLOOR_GROUP blocks (with 64-B loads 8 lines): the next
+ * group's loads issue while a group's are in flight, so the core's line
+ * fill buffers, not the loop, limit the loads in flight. */
 
-/* k (<= FLOOR_GROUP) blocks of W bytes from s: all loaded, then all
+/* k (<= TOOL_FLOOR_GROUP) blocks of W bytes from s: all loaded, then all
  * stored (the empty asm keeps the compiler from sinking a load to its
  * store). */
 #define FLOOR_LOAD_GROUP(V, W, NTLOAD, STOREU, k) \
     do { \
-        V v_[FLOOR_GROUP]; \
+        V v_[TOOL_FLOOR_GROUP]; \
         _Pragma("GCC unroll 8") \
         for (size_t i_ = 0; i_ < (k); i_++) \
             v_[i_] = NTLOAD(s + i_ * (W)); \
@@ -78,10 +77,10 @@ static void store_plain(void *map, const void *src, size_t n)
         const uint8_t *s = map; \
         size_t blocks = (n + (W) - 1) / (W); \
         _mm_lfence(); \
-        for (; blocks >= FLOOR_GROUP; blocks -= FLOOR_GROUP) { \
-            FLOOR_LOAD_GROUP(V, W, NTLOAD, STOREU, FLOOR_GROUP); \
-            s += FLOOR_GROUP * (W); \
-            d += FLOOR_GROUP * (W); \
+        for (; blocks >= TOOL_FLOOR_GROUP; blocks -= TOOL_FLOOR_GROUP) { \
+            FLOOR_LOAD_GROUP(V, W, NTLOAD, STOREU, TOOL_FLOOR_GROUP); \
+            s += TOOL_FLOOR_GROUP * (W); \
+            d += TOOL_FLOOR_GROUP * (W); \
         } \
         if (blocks) \
             FLOOR_LOAD_GROUP(V, W, NTLOAD, STOREU, blocks); \

@@ -71,6 +71,9 @@ static inline void tool_floor_store(void *dst, const void *src, size_t n)
     tool_sfence();
 }
 
+/* Blocks a floor load op has in flight: all loaded before any is stored. */
+#define TOOL_FLOOR_GROUP 8
+
 /* The copy floor of this CPU (tool_floor_pick). */
 struct tool_floor {
     void (*store)(void *map, const void *src, size_t n); /* stores + sfence */

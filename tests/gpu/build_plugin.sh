@@ -17,10 +17,11 @@ B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
 V="$UCX_SRC/src/ucp/api/ucp_version.h"
 ver=${UCX_VERSION:-$(sed -n 's/^#define UCP_API_MAJOR *\([0-9]*\)/\1/p' "$V").$(sed -n \
       's/^#define UCP_API_MINOR *\([0-9]*\)/\1/p' "$V").0}
-# The ABI-relevant build macros of that UCX (what configure takes from it).
+# The ABI-relevant build macros of that UCX (what configure takes from it),
+# and NVALGRIND: a UCX built without valgrind wants no valgrind headers.
 flags=
 for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS \
-         UCS_MAX_LOG_LEVEL; do
+         UCS_MAX_LOG_LEVEL NVALGRIND; do
     v=$(sed -n "s/^#define $m \(.*\)/\1/p" "$UCX_SRC/config.h")
     [ -n "$v" ] && flags="$flags -D$m=$v"
 done
