@@ -46,7 +46,10 @@ ucx_setup() {
         return 1
     fi
     UCX_SRC=$(cd "$UCX_SRC" && pwd)
-    : "${UCX_LIBDIR:=$(ldconfig -p 2>/dev/null | sed -n 's|^[[:space:]]*libuct\.so\.0 (.*) => \(.*\)/libuct\.so\.0$|\1|p' | head -n 1)}"
+    if [ -z "${UCX_LIBDIR:-}" ]; then # ldconfig's "libuct.so.0 (...) => DIR/libuct.so.0"
+        UCX_LIBDIR=$(ldconfig -p 2>/dev/null |
+            sed -n 's|^[[:space:]]*libuct\.so\.0 (.*) => \(.*\)/libuct\.so\.0$|\1|p' | head -n 1)
+    fi
     if [ -z "$UCX_LIBDIR" ] || [ ! -e "$UCX_LIBDIR/libuct.so.0" ]; then
         echo "bench.sh: no libuct.so.0 in UCX_LIBDIR='$UCX_LIBDIR' (set UCX_LIBDIR)" >&2
         return 1
