@@ -18,7 +18,8 @@ int apiperf_rcache(struct tool_env *e, struct tool_out *out, struct tool_table *
     (void)out;
     (void)t;
     fprintf(e->info, "\nUCX registration cache: NOT RUN (this gdrx-apiperf was built "
-            "without UCX: configure found none)\n");
+            "without UCX: configure found none, or tests/gpu/build_tools.sh ran without "
+            "UCX_SRC and UCX_LIBDIR)\n");
     return TOOL_EXIT_NOT_RUN;
 }
 
@@ -34,17 +35,16 @@ int apiperf_rcache(struct tool_env *e, struct tool_out *out, struct tool_table *
 #define RC_SIZE 65536
 
 /* The plugin registers its component when loaded: GDRX_UCX_PLUGIN names
- * it; otherwise the build tree's (make bench) and the installed one are
- * tried, and UCX's own module loading last. */
-static void load_plugin(void)
+ * it; otherwise the one of this build (its ucx module directory, or
+ * build_tools.sh's) is tried, and UCX's own module loading last.  Why the
+ * dlopen failed goes to why ("" if it did not). */
+static void load_plugin(char *why, size_t len)
 {
     const char *env = getenv("GDRX_UCX_PLUGIN");
-    if (env && *env) {
-        dlopen(env, RTLD_NOW | RTLD_GLOBAL);
-        return;
-    }
-    if (!dlopen(GDRX_UCX_PLUGIN_DIR "/libuct_gdrx.so.0", RTLD_NOW | RTLD_GLOBAL))
-        dlerror();
+    const char *path = env && *env ? env : GDRX_UCX_PLUGIN_DIR "/libuct_gdrx.so.0";
+    const char *err = dlopen(path, RTLD_NOW | RTLD_GLOBAL) ? NULL : dlerror();
+
+    snprintf(why, len, "%s%s", err ? ": " : "", err ? err : "");
 }
 
 static uct_component_h find_gdrx(void)
@@ -131,11 +131,12 @@ int apiperf_rcache(struct tool_env *e, struct tool_out *out, struct tool_table *
     CUdeviceptr *d = calloc(n + 1, sizeof(*d)); /* n misses, then the hit's */
     int rc = 0;
 
-    load_plugin();
+    char why[512];
+    load_plugin(why, sizeof(why));
     if (!miss || !d || !(comp = find_gdrx())) {
         if (!comp)
             fprintf(e->info, "\nUCX registration cache: NOT RUN (the gdrx UCX plugin is not "
-                    "loaded: set GDRX_UCX_PLUGIN to libuct_gdrx.so.0)\n");
+                    "loaded: set GDRX_UCX_PLUGIN to libuct_gdrx.so.0%s)\n", why);
         free(miss);
         free(d);
         return comp ? TOOL_EXIT_FAIL : TOOL_EXIT_NOT_RUN;

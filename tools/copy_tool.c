@@ -84,7 +84,7 @@ int copy_tool_measure(struct copy_run *r, struct tool_op *ops, int n, const char
     char hs[32], why[160];
     int bad = -1, rc;
 
-    r->b.size = size;
+    tool_copy_set_size(&r->b, size);
     if ((rc = tool_measure(&r->env.clk, &r->method, ops, n, &bad)) == 0)
         return 0;
     tool_size_str(size, hs, sizeof(hs));
@@ -112,6 +112,38 @@ static int measure_dir(struct copy_run *r, int dir)
     }
     tool_table_finish(&t, tool_table_stream(&r->o->c));
     return failed;
+}
+
+/* The preamble's lines on what one op is, where it goes and how batches
+ * are sized, then the tool's own. */
+static void preamble(struct copy_run *r)
+{
+    const struct tool_floor *f = &r->b.floor;
+    const struct tool_method *m = &r->method;
+    char text[2048], *p = text;
+    size_t left = sizeof(text);
+    int n;
+
+#define ADD(...) do { n = snprintf(p, left, __VA_ARGS__); \
+                      if (n > 0 && (size_t)n < left) p += n, left -= (size_t)n; } while (0)
+    ADD("  op:       host->GPU: one copy's stores, then one sfence; GPU->host: one\n"
+        "            lfence, then the loads of the lines the copy reads\n");
+    if (r->spec->floor)
+        ADD("  floor:    host->GPU: %s (%u B) stores, the rest in 32/16/8/4/2/1 B;\n"
+            "            GPU->host: %s (%u B) loads, %u issued before their stores\n",
+            f->store_insn, f->store_width, f->load_insn, f->load_width, TOOL_FLOOR_GROUP);
+    ADD("  address:  each op%s takes the next 64-B-aligned slot\n"
+        "            of a %u KiB ring of the mapping: no op finds its lines just read\n",
+        r->spec->floor ? " (gdrx's or the floor's)" : "", TOOL_COPY_RING / 1024);
+    ADD("  batch:    %s>= %.0f us", r->spec->floor ? "gdrx and floor of a row alike: " : "",
+        m->target_ns / 1000);
+    if (m->min_batch > 1)
+        ADD(" and >= %u ops (fewer only\n            if they last >= %.0f us)",
+            m->min_batch, m->long_ns / 1000);
+    ADD("; nothing subtracted from the times\n%s",
+        r->spec->preamble ? r->spec->preamble : "");
+#undef ADD
+    tool_env_preamble(&r->env, text);
 }
 
 /* Setup failed: release what was taken; the status says whether -v all
@@ -153,7 +185,7 @@ static int run_one(const struct copy_tool_spec *spec, struct copy_opts *o)
         tool_out_open(&r.out, &o->c, &r.env.meta) != 0)
         return give_up(&r, tool_setup_failed(&o->c));
     if (tool_wants_preamble(&o->c))
-        tool_env_preamble(&r.env, spec->preamble);
+        preamble(&r);
     int failed = 0;
     for (int dir = TOOL_DIR_TO; !failed && dir <= TOOL_DIR_FROM; dir <<= 1)
         if (o->dirs & dir)

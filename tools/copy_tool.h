@@ -33,7 +33,9 @@ struct copy_tool_spec {
     int         nsizes;
     unsigned    samples, warmup;
     struct tool_method method; /* samples/warmup come from the options */
-    const char *preamble;      /* the tool's lines of the preamble */
+    int         floor;         /* 1: the tool times the floor (its lines
+                                  in the preamble, its batch shared) */
+    const char *preamble;      /* the tool's own lines of the preamble */
     const char *title_to, *title_from; /* table titles (variant appended) */
     const char *heads;         /* tool_table_init's column headers */
     /* Measure one size in one direction: records to r->out, a row to t;

@@ -120,8 +120,10 @@ static int one_mode(struct pp *p, struct tool_out *out, struct tool_table *t, in
 {
     static const char *const dirs[] = { "write", "poll" };
     struct tool_op ops[2] = {
-        { .name = "gdrx", .run = mode == PP_WRITE ? rt_write_gdrx : rt_poll_gdrx, .ctx = p },
-        { .name = "floor", .run = mode == PP_WRITE ? rt_write_floor : rt_poll_floor, .ctx = p },
+        { .name = "gdrx", .run = mode == PP_WRITE ? rt_write_gdrx : rt_poll_gdrx, .ctx = p,
+          .share = 1 }, /* gdrx and floor: one ops/batch (the table shows one) */
+        { .name = "floor", .run = mode == PP_WRITE ? rt_write_floor : rt_poll_floor, .ctx = p,
+          .share = 1 },
     };
     struct tool_method m = { .samples = p->e->opts->samples, .warmup = p->e->opts->warmup,
                              .target_ns = 20000, .max_batch = 64 };

@@ -19,7 +19,7 @@ tools_libgdrx_tool_la_SOURCES = tools/tool_cuda.c tools/tool_cuda.h \
 	tools/tool_measure.c tools/tool_measure.h tools/tool_opts.c tools/tool_opts.h \
 	tools/tool_table.c tools/tool_table.h tools/tool_out.c tools/tool_out.h \
 	tools/tool_env.c tools/tool_env.h tools/tool_copy.c tools/tool_copy.h \
-	tools/tool_floor.h tools/tool_variants.c tools/tool_variants.h \
+	tools/tool_floor.c tools/tool_floor.h tools/tool_variants.c tools/tool_variants.h \
 	tools/copy_tool.c tools/copy_tool.h
 tools_libgdrx_tool_la_LIBADD = $(DL_LIBS)
 GDRX_TOOL_LIBS = tools/libgdrx_tool.la $(top_builddir)/libgdr/libgdrx.la $(DL_LIBS)

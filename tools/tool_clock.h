@@ -22,7 +22,10 @@ void tool_clock_init(struct tool_clock *c);
 
 #if defined(__x86_64__)
 /* lfence keeps the timed work from starting before (or finishing after)
- * the counter is read. */
+ * the counter is read.  rdtscp waits for the earlier loads but not for the
+ * earlier stores: the mfence before it waits until they left the core
+ * (out of the store and write-combining buffers), so a batch of stores
+ * and sfences is timed until its last store is on its way. */
 static inline uint64_t tool_tsc_begin(void)
 {
     uint32_t lo, hi;
@@ -32,7 +35,7 @@ static inline uint64_t tool_tsc_begin(void)
 static inline uint64_t tool_tsc_end(void)
 {
     uint32_t lo, hi, aux;
-    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+    __asm__ __volatile__("mfence\n\trdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
     return ((uint64_t)hi << 32) | lo;
 }
 #elif defined(__aarch64__)

@@ -13,12 +13,30 @@
 #include "tool_env.h"
 #include "tool_floor.h"
 
+/* The next slot of the ring (tool_copy.h). */
+static inline size_t next_slot(struct tool_copy *b)
+{
+    size_t off = (size_t)b->slot * b->stride;
+    if (++b->slot == b->slots)
+        b->slot = 0;
+    return off;
+}
+
+void tool_copy_set_size(struct tool_copy *b, size_t size)
+{
+    b->size = size;
+    b->stride = (size + 63) & ~(size_t)63;
+    b->slots = b->stride && b->stride < TOOL_COPY_RING ? (unsigned)(TOOL_COPY_RING / b->stride)
+                                                       : 1;
+    b->slot = 0;
+}
+
 static int gdrx_to(void *ctx, unsigned count)
 {
     struct tool_copy *b = ctx;
     int rc = 0;
     for (unsigned i = 0; i < count && rc == 0; i++)
-        rc = gdrx_copy_to_mapping(b->pin, b->map, b->host, b->size);
+        rc = gdrx_copy_to_mapping(b->pin, b->map + next_slot(b), b->host, b->size);
     return rc;
 }
 
@@ -27,10 +45,11 @@ static int gdrx_from(void *ctx, unsigned count)
     struct tool_copy *b = ctx;
     int rc = 0;
     for (unsigned i = 0; i < count && rc == 0; i++)
-        rc = gdrx_copy_from_mapping(b->pin, b->host, b->map, b->size);
+        rc = gdrx_copy_from_mapping(b->pin, b->host, b->map + next_slot(b), b->size);
     return rc;
 }
 
+/* Checks alone: no byte moves, so no slot is taken. */
 static int gdrx0_to(void *ctx, unsigned count)
 {
     struct tool_copy *b = ctx;
@@ -53,7 +72,7 @@ static int floor_to(void *ctx, unsigned count)
 {
     struct tool_copy *b = ctx;
     for (unsigned i = 0; i < count; i++)
-        tool_floor_store(b->map, b->host, b->size);
+        b->floor.store(b->map + next_slot(b), b->host, b->size);
     return 0;
 }
 
@@ -61,7 +80,7 @@ static int floor_from(void *ctx, unsigned count)
 {
     struct tool_copy *b = ctx;
     for (unsigned i = 0; i < count; i++)
-        tool_floor_load(b->host, b->map, b->size, b->streaming);
+        b->floor.load(b->host, b->map + next_slot(b), b->size);
     return 0;
 }
 
@@ -156,9 +175,13 @@ int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size)
 
     memset(b, 0, sizeof(*b));
     b->cu = &e->cu;
-    b->streaming = tool_floor_can_stream();
-    /* max_size <= TOOL_MAX_SIZE (tool_parse_size): no overflow here. */
-    b->cap = (max_size + 64 + 65535) & ~(size_t)65535;
+    tool_floor_pick(&b->floor);
+    /* The ring (or one slot of the largest size), and 64 bytes for the
+     * unaligned check; max_size <= TOOL_MAX_SIZE (tool_parse_size): no
+     * overflow here.  The host buffers as large: the floor's loads store
+     * whole lines. */
+    size_t ring = (max_size + 63) & ~(size_t)63;
+    b->cap = ((ring > TOOL_COPY_RING ? ring : TOOL_COPY_RING) + 64 + 65535) & ~(size_t)65535;
     b->host = calloc(1, b->cap);
     b->check = calloc(1, b->cap);
     CUresult cr = e->cu.MemAlloc(&b->dptr, b->cap);
@@ -175,6 +198,16 @@ int tool_copy_setup(struct tool_copy *b, struct tool_env *e, size_t max_size)
         return -1;
     }
     b->map = map;
+    /* Every page touched once (host buffers and mapping), so that no page
+     * fault lands in a timed batch or in calibration: the ring's slots
+     * are met for the first time while the batches are sized. */
+    memset(b->host, 0, b->cap);
+    memset(b->check, 0, b->cap);
+    if ((rc = gdrx_copy_to_mapping(b->pin, b->map, b->host, b->cap)) != 0) {
+        fprintf(stderr, "%s: gdrx_copy_to_mapping of %zu bytes: %s\n", e->opts->tool, b->cap,
+                tool_gdrx_why(rc, why, sizeof(why)));
+        return -1;
+    }
     tool_env_describe_pin(e, b->pin);
     return 0;
 }

@@ -17,10 +17,11 @@ B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
 V="$UCX_SRC/src/ucp/api/ucp_version.h"
 ver=${UCX_VERSION:-$(sed -n 's/^#define UCP_API_MAJOR *\([0-9]*\)/\1/p' "$V").$(sed -n \
       's/^#define UCP_API_MINOR *\([0-9]*\)/\1/p' "$V").0}
-# The ABI-relevant build macros of that UCX (what configure takes from it).
+# The ABI-relevant build macros of that UCX (what configure takes from it),
+# and NVALGRIND: a UCX built without valgrind wants no valgrind headers.
 flags=
 for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS \
-         UCS_MAX_LOG_LEVEL; do
+         UCS_MAX_LOG_LEVEL NVALGRIND; do
     v=$(sed -n "s/^#define $m \(.*\)/\1/p" "$UCX_SRC/config.h")
     [ -n "$v" ] && flags="$flags -D$m=$v"
 done
@@ -29,7 +30,7 @@ mkdir -p "$OUTDIR"
 gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter \
     -Wno-cast-function-type -I"$SRC/libgdr/include" -isystem "$UCX_SRC/src" \
     -isystem "$UCX_SRC" $flags -DGDRX_UCX_BUILD_VERSION="\"$ver\"" "$SRC"/ucx_plugin/*.c \
-    -o "$OUTDIR/libuct_gdrx.so.0" -Wl,-soname,libuct_gdrx.so.0 -L"$B" -lgdrx \
+    -o "$OUTDIR/libuct_gdrx.so.0" -Wl,-soname,libuct_gdrx.so.0 -L"$B" -l:libgdrx.so.0 \
     -L"$UCX_LIBDIR" -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0 -ldl -pthread -Wl,-rpath,"$B"
 echo "UCX_VERSION=$ver"
 echo "UCXF=-isystem $UCX_SRC/src -isystem $UCX_SRC$flags"

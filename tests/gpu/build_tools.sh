@@ -19,7 +19,7 @@ mkdir -p "$OUT/obj/tools"
 O="$OUT/obj/tools"
 CFLAGS=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -I"$SRC/libgdr/include" -I"$T"
         -I"$CUDA/include")
-LIB=(tool_cuda tool_sys tool_clock tool_measure tool_opts tool_table tool_out tool_env
+LIB=(tool_cuda tool_sys tool_clock tool_measure tool_opts tool_table tool_out tool_env tool_floor
      tool_copy tool_variants copy_tool)
 pids=()
 waitall() { # a failed background job fails the build (plain `wait` would not)
@@ -45,7 +45,8 @@ waitall
 
 ucx=()
 if [ -n "${UCX_SRC:-}" ] && [ -n "${UCX_LIBDIR:-}" ]; then
-    built=$(bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" "$OUT/ucx_plugin/.libs")
+    built=$(GDRX_GPU_BUILD="$OUT" bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" \
+            "$OUT/ucx_plugin/.libs")
     read -r -a ucxf <<< "$(echo "$built" | sed -n 's/^UCXF=//p')"
     # shellcheck disable=SC2054 # -Wl, options hold commas
     ucx=(-std=gnu11 "${ucxf[@]}" -DGDRX_APIPERF_UCX=1

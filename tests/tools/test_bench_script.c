@@ -131,9 +131,40 @@ static void test_gpu_build_script(void)
     tt_rmdir(dir);
 }
 
+/* bench.sh build with UCX_SRC: a tree that is not a configured UCX, or
+ * libraries that are not there, stop the build before it starts. */
+static void test_gpu_bench_ucx_checked(void)
+{
+    char dir[64], cmd[2048];
+    const char *src = getenv("GDRX_TEST_SRCDIR");
+    static const struct { const char *env, *msg; } cases[] = {
+        { "UCX_SRC=/nonexistent", "UCX_SRC=/nonexistent is not a configured UCX tree" },
+        { "UCX_SRC=%s/ucx UCX_LIBDIR=/nonexistent", "no libuct.so.0 in UCX_LIBDIR='/nonexistent'" },
+    };
+    tt_tmpdir(dir, sizeof(dir));
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/ucx/src/uct/api' && touch '%s/ucx/config.h' "
+             "'%s/ucx/src/uct/api/uct.h'", dir, dir, dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char env[512];
+        snprintf(env, sizeof(env), cases[i].env, dir);
+        snprintf(cmd, sizeof(cmd), "env %s GDRX_GPU_BUILD='%s/b' OUT='%s/out' bash "
+                 "'%s/tests/gpu/bench.sh' build 2>&1", env, dir, dir, src && *src ? src : ".");
+        int st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        if (!strstr(tt_out, cases[i].msg)) {
+            fprintf(stderr, "bench.sh build (%s) printed:\n%s\n", env, tt_out);
+            CU_FAIL("bench.sh's UCX message");
+        }
+        CU_ASSERT_PTR_NULL(strstr(tt_out, "built "));
+    }
+    tt_rmdir(dir);
+}
+
 const struct gdrx_test_case tt_script_cases[] = {
     GDRX_TEST_CASE(test_bench_sim),
     GDRX_TEST_CASE(test_bench_not_run_and_failed),
     GDRX_TEST_CASE(test_gpu_build_script),
+    GDRX_TEST_CASE(test_gpu_bench_ucx_checked),
     GDRX_TEST_END
 };

@@ -117,6 +117,15 @@ static void test_table(void)
 {
     CU_ASSERT_EQUAL(tt_run("|gdrx-copylat -s 1,8,1M -n 5 -w 2"), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "P0/P50/P99 over the batches"));
+    /* The preamble says what one op is, the floor's instructions, where
+     * the ops go and how batches are sized. */
+    for (const char *const *l = (const char *const[]){ "\n  op:       host->GPU: one copy's "
+             "stores, then one sfence", "\n  floor:    host->GPU: ", "\n  address:  each op",
+             "\n  batch:    gdrx and floor of a row alike", "nothing subtracted", NULL }; *l; l++)
+        if (!strstr(tt_out, *l)) {
+            fprintf(stderr, "no '%s' in:\n%s\n", *l, tt_out);
+            CU_FAIL("preamble line");
+        }
     const char *h = strstr(tt_out, "\nsize (B)");
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     h++;
@@ -154,6 +163,19 @@ static int csv_rows(const char *csv, const char *must_have)
     return rows - 1;
 }
 
+/* The batch column of the CSV row of op, dir and size; -1 if none. */
+static int csv_batch(const char *csv, const char *op, const char *dir, const char *size)
+{
+    for (const char *l = csv; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char f[8][64];
+        if (sscanf(l, "%63[^,],%63[^,],%63[^,],%63[^,],%63[^,],%63[^,],%63[^,]", f[0], f[1],
+                   f[2], f[3], f[4], f[5], f[6]) == 7 && strcmp(f[2], op) == 0 &&
+            strcmp(f[3], dir) == 0 && strcmp(f[5], size) == 0)
+            return atoi(f[6]);
+    }
+    return -1;
+}
+
 static void test_csv(void)
 {
     CU_ASSERT_EQUAL(tt_run("|gdrx-copylat -s 8,64 -n 5 -w 2 --csv 2>/dev/null"), 0);
@@ -169,6 +191,14 @@ static void test_csv(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, ",dmabuf,wc,"));
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, ",1\n"));   /* simulated */
     CU_ASSERT_PTR_NULL(strstr(tt_out, "SIMULATED GPU"));   /* the banner went to stderr */
+    /* gdrx and its floor: one ops/batch per row */
+    for (int d = 0; d < 2; d++)
+        for (int z = 0; z < 2; z++) {
+            const char *dir = d ? "D->H" : "H->D", *size = z ? "64" : "8";
+            int g = csv_batch(tt_out, "gdrx", dir, size);
+            CU_ASSERT(g >= 1);
+            CU_ASSERT_EQUAL(csv_batch(tt_out, "floor", dir, size), g);
+        }
 }
 
 static void test_json(void)
@@ -317,6 +347,7 @@ static const struct gdrx_test_case cases[] = {
 static const struct gdrx_test_suite suites[] = {
     { "bench_tools", NULL, NULL, cases },
     { "bench_script", NULL, NULL, tt_script_cases },
+    { "tool_method", NULL, NULL, tt_method_cases },
     GDRX_SUITE_END
 };
 

@@ -30,7 +30,8 @@ int tt_count(const char *hay, const char *needle);
 /* The file's content in a static buffer ("" if it cannot be read). */
 const char *tt_slurp(const char *path);
 
-/* Cases of test_bench_script.c. */
+/* Cases of test_bench_script.c and test_tool_method.c. */
 extern const struct gdrx_test_case tt_script_cases[];
+extern const struct gdrx_test_case tt_method_cases[];
 
 #endif /* GDRX_TT_H */
