@@ -62,10 +62,15 @@ static bool gdrdrv_page_table_ok(const struct gdrdrv_pin *pin,
 				   pt->entries, pt->page_size, pin->size);
 		return false;
 	}
-	for (i = 0; i < pt->entries; i++)
+	for (i = 0; i < pt->entries; i++) {
 		if (!pt->pages[i] ||
 		    pt->pages[i]->physical_address & ~GDRDRV_GPU_PAGE_MASK)
 			return false;
+		/* 16M entries for a 1 TiB pin, under pin->sem (an rwsem: may
+		 * sleep); a free callback waiting on it must not wait long */
+		if (!(i & 4095))
+			cond_resched();
+	}
 	return true;
 }
 

@@ -171,8 +171,9 @@ static int run_one(const struct copy_tool_spec *spec, struct copy_opts *o)
     r.method.warmup = o->c.warmup;
     if (tool_variant_select(&o->c) != 0)
         return TOOL_EXIT_FAIL;
-    if (tool_env_open(&r.env, &o->c, 1) != 0)
-        return give_up(&r, tool_setup_failed(&o->c));
+    if ((rc = tool_env_open(&r.env, &o->c, 1)) != 0)
+        return give_up(&r, rc == TOOL_EXIT_NOT_RUN && !o->c.child ? rc
+                                                                  : tool_setup_failed(&o->c));
     gdrx_get_attr(r.env.ctx, GDRX_ATTR_COPY_TO_VARIANT, &to);
     gdrx_get_attr(r.env.ctx, GDRX_ATTR_COPY_FROM_VARIANT, &from);
     r.to_name = gdrx_copy_variant_name((gdrx_copy_variant_t)to);

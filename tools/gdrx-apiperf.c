@@ -224,7 +224,7 @@ int main(int argc, char **argv)
     }
     if (rc != 0 || tool_out_open(&out, &c, &e.meta) != 0) {
         tool_env_close(&e);
-        return TOOL_EXIT_FAIL;
+        return rc == TOOL_EXIT_NOT_RUN ? rc : TOOL_EXIT_FAIL;
     }
     tool_table_init(&t, "gdrx API calls (first: once per process; cold: fresh "
                     "allocation each sample; warm: the same one again):",

@@ -80,7 +80,12 @@ int main(int argc, char **argv)
         case 'v': verbose = 1; break;
         case 'U': ucx = 0; break;
         default:
-            fprintf(stderr, "gdrx-info: unknown option '%s'\n", argv[optind - 1]);
+            /* optopt names a bad short option (also inside "-jx");
+             * otherwise the long one is the word getopt just passed */
+            if (optopt)
+                fprintf(stderr, "gdrx-info: unknown option '-%c'\n", optopt);
+            else
+                fprintf(stderr, "gdrx-info: unknown option '%s'\n", argv[optind - 1]);
             usage(stderr);
             return INFO_EXIT_USAGE;
         }

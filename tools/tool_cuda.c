@@ -100,7 +100,7 @@ int tool_cuda_open_device(struct tool_cuda *cu, int ordinal, CUdevice *dev,
     else
         return 0;
     snprintf(err, errlen, "%s(device %d): %s", step, ordinal, tool_cuda_error(cu, rc));
-    return -1;
+    return (int)rc;
 }
 
 void tool_cuda_describe(const struct tool_cuda *cu, CUdevice dev, char *name, size_t nlen,

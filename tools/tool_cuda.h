@@ -50,7 +50,7 @@ struct tool_cuda {
 int tool_cuda_load(struct tool_cuda *cu, char *err, size_t errlen);
 
 /* cuInit(0), then retain device `ordinal`'s primary context and make it
- * current.  0, or -1 with a reason in err. */
+ * current.  0, or the failing call's CUresult with a reason in err. */
 int tool_cuda_open_device(struct tool_cuda *cu, int ordinal, CUdevice *dev,
                           char *err, size_t errlen);
 

@@ -62,14 +62,17 @@ int tool_env_open(struct tool_env *e, const struct tool_common *opts, int open_g
     memset(e, 0, sizeof(*e));
     e->opts = opts;
     e->info = tool_table_stream(opts) ? stdout : stderr;
+    /* No driver, no GPU: nothing to measure (3), not a failure (1). */
     if (tool_cuda_load(&e->cu, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s (is the NVIDIA driver installed? Without a GPU, `make bench` "
-                "runs the tools on the simulated GPU)\n", tool, err);
-        return TOOL_EXIT_FAIL;
+        fprintf(stderr, "%s: NOT RUN: %s (is the NVIDIA driver installed? Without a GPU, "
+                "`make bench` runs the tools on the simulated GPU)\n", tool, err);
+        return TOOL_EXIT_NOT_RUN;
     }
-    if (tool_cuda_open_device(&e->cu, opts->device, &e->dev, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", tool, err);
-        return TOOL_EXIT_FAIL;
+    int rc = tool_cuda_open_device(&e->cu, opts->device, &e->dev, err, sizeof(err));
+    if (rc != 0) {
+        int none = rc == CUDA_ERROR_NO_DEVICE; /* a bad -d stays a failure */
+        fprintf(stderr, "%s: %s%s\n", tool, none ? "NOT RUN: " : "", err);
+        return none ? TOOL_EXIT_NOT_RUN : TOOL_EXIT_FAIL;
     }
     e->dev_open = 1;
     fill_meta(e);
@@ -94,8 +97,11 @@ int tool_env_open_gdrx(struct tool_env *e)
     gdrx_open_params_init(&params);
     params.backend = e->opts->backend;
     if ((rc = gdrx_open(&params, &e->ctx)) != 0) {
-        fprintf(stderr, "%s: gdrx_open: %s\n", e->opts->tool, tool_gdrx_why(rc, why, sizeof(why)));
-        return TOOL_EXIT_FAIL;
+        /* no backend on this machine: not run; anything else failed */
+        int none = rc == -ENODEV;
+        fprintf(stderr, "%s: %sgdrx_open: %s\n", e->opts->tool, none ? "NOT RUN: " : "",
+                tool_gdrx_why(rc, why, sizeof(why)));
+        return none ? TOOL_EXIT_NOT_RUN : TOOL_EXIT_FAIL;
     }
     if (gdrx_get_attr(e->ctx, GDRX_ATTR_BACKEND, &backend) == 0)
         snprintf(e->meta.backend, sizeof(e->meta.backend), "%s",

@@ -62,8 +62,10 @@ void tool_table_print(struct tool_table *t, FILE *f)
 {
     int w[TOOL_TABLE_MAX_COLS];
 
-    if (t->nrows == 0)
+    if (t->nrows == 0) {
+        tool_table_free(t);
         return;
+    }
     for (int c = 0; c < t->ncols; c++) {
         w[c] = (int)strlen(t->heads[c]);
         for (int r = 0; r < t->nrows; r++) {

@@ -169,8 +169,15 @@ int tool_run_variants(const struct tool_common *c, int argc, char **argv)
         return TOOL_EXIT_FAIL;
     for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B && !stop; v++, nv++) {
         const char *name = gdrx_copy_variant_name((gdrx_copy_variant_t)v);
-        int n = 0;
-        for (int i = 0; i < argc; i++)
+        int n = 0, dashes = argc;
+        /* the child's options go after the user's (later ones win) but
+         * before a "--", after which they would be arguments */
+        for (int i = 1; i < argc; i++)
+            if (strcmp(argv[i], "--") == 0) {
+                dashes = i;
+                break;
+            }
+        for (int i = 0; i < dashes; i++)
             args[n++] = argv[i];
         args[n++] = "-v";
         args[n++] = (char *)name;
@@ -191,6 +198,8 @@ int tool_run_variants(const struct tool_common *c, int argc, char **argv)
             args[n++] = "--raw";
             args[n++] = raws[nv];
         }
+        for (int i = dashes; i < argc; i++)
+            args[n++] = argv[i];
         args[n] = NULL;
         switch (run_child(args)) {
         case 0: ran = 1; break;

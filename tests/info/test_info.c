@@ -71,6 +71,8 @@ static void test_usage_errors(void)
     LACKS("result:");
     CU_ASSERT_EQUAL(info("", "-x"), 2);
     HAS("gdrx-info: unknown option '-x'\n");
+    CU_ASSERT_EQUAL(info("", "-jx"), 2); /* inside a group of short options */
+    HAS("gdrx-info: unknown option '-x'\n");
     CU_ASSERT_EQUAL(info("", "extra"), 2);
     HAS("gdrx-info: unexpected argument 'extra'\n");
     CU_ASSERT_EQUAL(info("", "--help"), 0);

@@ -264,6 +264,9 @@ static void test_variant_all(void)
     char dir[64], path[128];
     CU_ASSERT_EQUAL(tt_run("GDRX_BACKEND=bogus|gdrx-copylat -v all -s 8 -n 5"), 1);
     CU_ASSERT_EQUAL(tt_count(tt_out, "GDRX_BACKEND=bogus"), 1);
+    /* a "--" ends the user's options, not the children's */
+    CU_ASSERT_EQUAL(tt_run("|gdrx-copylat -v all -s 8 -n 5 -w 2 -t to --"), 0);
+    CU_ASSERT_PTR_NULL(strstr(tt_out, "unexpected argument"));
 
     tt_tmpdir(dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/all.csv", dir);
@@ -292,9 +295,18 @@ static void test_cpu_pinning(void)
     CU_ASSERT_PTR_NULL(strstr(tt_out, ",-1,-1,dmabuf")); /* auto pinned a CPU */
 }
 
-/* Without a GPU gdrx-pplat measures nothing and says so: not run (3). */
+/* Without a GPU every tool measures nothing and says so: not run (3),
+ * the same for all four (make bench lists them as NOT RUN, not FAILED). */
 static void test_pplat_not_run(void)
 {
+    static const char *const others[] = {
+        "SIMCU_DEVICES=none|gdrx-copylat -s 8 -n 5", "SIMCU_DEVICES=none|gdrx-copybw -s 4K -n 2",
+        "SIMCU_DEVICES=none|gdrx-apiperf -s 4K",
+    };
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        CU_ASSERT_EQUAL(tt_run(others[i]), 3);
+        CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, ": NOT RUN: "));
+    }
     CU_ASSERT_EQUAL(tt_run("SIMCU_DEVICES=none|gdrx-pplat -n 5"), 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_out, "gdrx-pplat: NOT RUN: no GPU"));
     CU_ASSERT_EQUAL(tt_run("|gdrx-pplat -n 5 -w 5"), 0);

@@ -95,12 +95,13 @@ static void *kt_toucher_main(void *arg)
 }
 
 /*
- * cudaFree while the first touch of an 8 GiB mapping faults it in.  The
- * free callback needs pin->sem, which a fault holds while it inserts PTEs:
- * the free must not wait until the whole VMA is mapped.  Handshake: the
- * free starts once gdrdrv's faulted_pages counter shows the first fault
- * inserting; when it returns, far fewer pages than the VMA's may have
- * been inserted.
+ * cudaFree right after the first touch of an 8 GiB mapping.  The free
+ * callback needs pin->sem, which a fault holds while it inserts PTEs: the
+ * free must not wait until the whole VMA is mapped.  Handshake: the free
+ * starts once gdrdrv's faulted_pages counter moved, i.e. after the first
+ * window was inserted (the counter is added to then), so the free may not
+ * overlap that fault itself; what is checked is that one fault maps a
+ * window, far fewer pages than the VMA's, so a free never waits for more.
  */
 int kt_sc_free_during_touch(void)
 {
