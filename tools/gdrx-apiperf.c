@@ -167,7 +167,10 @@ static int first_calls(struct tool_env *e, struct tool_out *out, struct tool_tab
     CUdeviceptr d;
     int rc = open_ns && close_ns ? 0 : -ENOMEM;
 
-    if (rc == 0 && e->cu.MemAlloc(&d, 65536) == CUDA_SUCCESS) {
+    if (rc == 0 && e->cu.MemAlloc(&d, 65536) != CUDA_SUCCESS) {
+        fprintf(stderr, "%s: cuMemAlloc of 64 KiB failed\n", e->opts->tool);
+        rc = -ENOMEM;
+    } else if (rc == 0) {
         rc = cycle(e, d, 65536, steps);
         e->cu.MemFree(d);
         if (rc == 0)

@@ -119,7 +119,9 @@ static void add_log(struct info_report *r, int index, const char *log, const cha
     const char *p = log;
 
     snprintf(tag, sizeof(tag), "%s: ", name);
-    for (int n = 0; *p; n++) {
+    /* at most 16 lines a backend: with GDRX_LOG_LEVEL=4 the library says
+     * far more, and the report (fixed size) must keep its other sections */
+    for (int n = 0; *p && n < 16; n++) {
         size_t l = strcspn(p, "\n");
         char key[16], line[600];
         snprintf(key, sizeof(key), "log%d", n);
