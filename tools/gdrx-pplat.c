@@ -234,8 +234,8 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc == 1 ? TOOL_EXIT_OK : rc;
     memset(&p, 0, sizeof(p));
-    if (tool_env_open(&e, &c, 1) != 0) {
-        rc = e.dev_open ? TOOL_EXIT_FAIL : TOOL_EXIT_NOT_RUN;
+    if ((rc = tool_env_open(&e, &c, 1)) != 0) {
+        /* tool_env_open tells not run (no GPU, no backend) from failed */
         if (rc == TOOL_EXIT_NOT_RUN)
             printf(TOOL ": NOT RUN: no GPU (see the message above)\n");
         tool_env_close(&e);
