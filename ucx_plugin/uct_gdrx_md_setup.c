@@ -56,17 +56,22 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
 {
     ucs_status_t status;
 
-    status = uct_gdrx_md_open_ctx(md);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    /* MEM_EVENTS=n installs nothing: UCX then needs UCX_MEMTYPE_CACHE=n,
-     * and cache hits are checked against the buffer id */
+    /* Events before gdrx_open: UCX's bistro cannot move the one-byte entry
+     * patch gdrx_open installs on libcuda, while gdrx chains behind UCX's,
+     * so UCX's CUDA hooks go in first.  MEM_EVENTS=n installs nothing: UCX
+     * then needs UCX_MEMTYPE_CACHE=n, and cache hits are checked against
+     * the buffer id */
     md->events_state = md->setup.mem_events ? uct_gdrx_events_get() :
                                               UCT_GDRX_EVENTS_OFF;
     md->events       = (md->events_state == UCT_GDRX_EVENTS_BRIDGED) ||
                        (md->events_state == UCT_GDRX_EVENTS_UCX_HOOKS);
+
+    status = uct_gdrx_md_open_ctx(md);
+    if (status != UCS_OK) {
+        uct_gdrx_md_put_events(md);
+        md->events_state = UCT_GDRX_EVENTS_OFF;
+        return status;
+    }
 
     if (md->setup.enable_rcache != UCS_NO) {
         status = uct_gdrx_rcache_create(md);

@@ -69,4 +69,20 @@ tests_hooks_test_ucx_cuda_SOURCES = tests/hooks/test_ucx_cuda.c
 tests_hooks_test_ucx_cuda_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr
 tests_hooks_test_ucx_cuda_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)
-EXTRA_DIST += tests/gpu/hooks_sanity.cu
+EXTRA_DIST += tests/gpu/hooks_sanity.cu tests/gpu/hooks_stress.c
+
+# Installing the hooks while threads run every hooked entry point: this
+# suite's own copy of the installer, armed and disarmed 100,000 times, and
+# libgdrx in fresh processes (tests/hooks/test_stress.c).
+check_PROGRAMS += tests/hooks/test_stress
+GDRX_SUITES    += tests/hooks/test_stress
+tests_hooks_test_stress_SOURCES = \
+	tests/hooks/test_stress.c \
+	libgdr/src/log.c \
+	$(GDRX_HOOKS_SOURCES)
+tests_hooks_test_stress_CPPFLAGS = $(HOOKS_TEST_CPPFLAGS)
+tests_hooks_test_stress_CFLAGS = $(AM_CFLAGS) -pthread
+tests_hooks_test_stress_LDFLAGS = $(AM_LDFLAGS) -pthread
+tests_hooks_test_stress_LDADD = $(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la \
+	$(GDRX_TEST_LIBS) $(DL_LIBS)
+GDRX_THREAD_SUITES += tests/hooks/test_stress

@@ -7,6 +7,8 @@
 #include "test_hooks.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,36 +265,100 @@ static void poke(void *at)
     *(volatile uint8_t *)at = 0x90;
 }
 
+/* Only the first byte changes, to E9; the jump lands where the function's
+ * next four bytes say, and disarming puts the byte back. */
 static void test_entry_patch_runs(void)
 {
     static struct gdrx_entry_patch p;
     uint8_t *pg = code_page(plus41, sizeof(plus41), 0);
     int (*fn)(int) = (int (*)(int))(void *)pg;
+    int32_t d;
 
     CU_ASSERT_EQUAL(fn(1), 42);
+    hook_calls = 0;
     CU_ASSERT_EQUAL_FATAL(gdrx_entry_patch(pg, (void *)hook_add_one, 0, &p), 0);
-    CU_ASSERT_EQUAL(pg[0], 0xB8); /* mov eax, stub (below 2 GiB) */
-    CU_ASSERT_EQUAL(pg[5], 0xFF);
-    CU_ASSERT_EQUAL(pg[6], 0xE0);
-    CU_ASSERT_EQUAL(pg[7], 0x5D); /* the rest untouched */
+    CU_ASSERT_EQUAL(pg[0], 0xE9);
+    CU_ASSERT_EQUAL(memcmp(pg + 1, plus41 + 1, sizeof(plus41) - 1), 0); /* the rest untouched */
+    CU_ASSERT_EQUAL(p.form, GDRX_PATCH_LANDING);
+    memcpy(&d, plus41 + 1, 4);
+    CU_ASSERT_EQUAL(gdrx_test_is_mapped(pg + 5 + d), 1); /* the landing */
     CU_ASSERT_EQUAL(fn(1), 43);
     CU_ASSERT_EQUAL(hook_calls, 1);
     /* the page is back to read+execute: a write faults */
     CU_ASSERT_EQUAL(gdrx_test_signal_of(poke, pg), SIGSEGV);
+    CU_ASSERT_EQUAL(gdrx_entry_disarm(&p), 0);
+    CU_ASSERT_EQUAL(memcmp(pg, plus41, sizeof(plus41)), 0);
+    CU_ASSERT_EQUAL(fn(1), 42);
+    CU_ASSERT_EQUAL(gdrx_entry_disarm(&p), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_entry_arm(&p), 0);
+    CU_ASSERT_EQUAL(fn(1), 43);
+    CU_ASSERT_EQUAL(hook_calls, 2);
 }
 
-/* An entry that does not fit an aligned 16-byte block is refused. */
-static void test_entry_patch_straddle(void)
+/* A function whose landing address someone else has mapped is refused and
+ * left as it was: `mov eax, 16` makes it land 21 bytes in, on its own page. */
+static void test_entry_patch_landing_taken(void)
 {
     static struct gdrx_entry_patch p;
-    uint8_t *pg = code_page(plus41, sizeof(plus41), 12);
+    const uint8_t code[] = { 0xB8, 16, 0, 0, 0, 0xC3 };
+    uint8_t *pg = code_page(code, sizeof(code), 0);
 
-    CU_ASSERT_EQUAL(gdrx_entry_patch(pg + 12, (void *)hook_add_one, 0, &p), -ENOTSUP);
-    CU_ASSERT_EQUAL(memcmp(pg + 12, plus41, sizeof(plus41)), 0);
+    CU_ASSERT_EQUAL(gdrx_entry_patch(pg, (void *)hook_add_one, 0, &p), -EADDRINUSE);
+    CU_ASSERT_EQUAL(memcmp(pg, code, sizeof(code)), 0);
+    CU_ASSERT_EQUAL(p.state, GDRX_PATCH_NONE);
 }
 
-/* Patching over another patcher's `jmp rel32` keeps its 5 bytes and
- * chains to it. */
+/* The property the one-byte patch exists for: a thread stopped after the
+ * first instruction while the patch lands runs on through the original
+ * bytes.  The function parks its caller in a loop over bytes 1-16, which
+ * any patch of more than one byte would overwrite:
+ *   0: push rbp
+ *   1: mov byte [rip+arrived], 1     (7 bytes)
+ *   8: cmp byte [rip+go], 0          (7 bytes)
+ *  15: je 1
+ *  17: lea eax, [rdi+41]; pop rbp; ret */
+static volatile uint8_t *park_flags; /* [0] go, [1] arrived */
+static volatile int parked_result;
+
+static void *parked_caller(void *fn)
+{
+    parked_result = ((int (*)(int))fn)(1);
+    return NULL;
+}
+
+static void test_entry_patch_thread_inside(void)
+{
+    static struct gdrx_entry_patch p;
+    uint8_t *pg = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t code[] = { 0x55, 0xC6, 0x05, 0, 0, 0, 0, 1, 0x80, 0x3D, 0, 0, 0, 0, 0,
+                       0x74, 0xF0, 0x8D, 0x47, 41, 0x5D, 0xC3 };
+    int32_t arrived = 4096 + 1 - 8, go = 4096 - 15; /* rip-relative, to the flag page */
+    pthread_t t;
+
+    CU_ASSERT_FATAL(pg != MAP_FAILED);
+    memcpy(code + 3, &arrived, 4);
+    memcpy(code + 10, &go, 4);
+    memset(pg, 0xCC, 4096);
+    memcpy(pg, code, sizeof(code));
+    park_flags = pg + 4096;
+    CU_ASSERT_FATAL(mprotect(pg, 4096, PROT_READ | PROT_EXEC) == 0);
+    parked_result = 0;
+    hook_calls = 0;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, parked_caller, pg), 0);
+    while (!park_flags[1])
+        sched_yield();
+    CU_ASSERT_EQUAL(gdrx_entry_patch(pg, (void *)hook_add_one, 0, &p), 0);
+    CU_ASSERT_EQUAL(memcmp(pg + 1, code + 1, sizeof(code) - 1), 0);
+    park_flags[0] = 1;
+    CU_ASSERT_EQUAL(pthread_join(t, NULL), 0);
+    CU_ASSERT_EQUAL(parked_result, 42); /* the original: it entered before the patch */
+    CU_ASSERT_EQUAL(hook_calls, 0);
+    CU_ASSERT_EQUAL(((int (*)(int))(void *)pg)(1), 43); /* a new call is hooked */
+    CU_ASSERT_EQUAL(hook_calls, 1);
+}
+
+/* Patching over another patcher's `jmp rel32` keeps its one instruction
+ * (only the displacement changes) and chains to it. */
 static void test_entry_patch_foreign_jmp(void)
 {
     static struct gdrx_entry_patch p;
@@ -307,9 +373,13 @@ static void test_entry_patch_foreign_jmp(void)
     hook_calls = 0;
     CU_ASSERT_EQUAL_FATAL(gdrx_entry_patch(pg, (void *)hook_add_one, 0, &p), 0);
     CU_ASSERT_EQUAL(pg[0], 0xE9);
+    CU_ASSERT_EQUAL(p.form, GDRX_PATCH_JMP_REL32);
     CU_ASSERT_EQUAL(pg[5], 0xCC); /* nothing written past the 5 bytes */
     CU_ASSERT_EQUAL(fn(2), 44);
     CU_ASSERT_EQUAL(hook_calls, 1);
+    CU_ASSERT_EQUAL(gdrx_entry_disarm(&p), 0);
+    CU_ASSERT_EQUAL(memcmp(pg, jmp, 5), 0);
+    CU_ASSERT_EQUAL(fn(2), 43);
 }
 
 /* The stub passes five integer arguments through untouched (cuMemMap,
@@ -348,7 +418,8 @@ const struct gdrx_test_case reloc_cases[] = {
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_entry_patch_runs),
     GDRX_TEST_CASE(test_entry_patch_five_args),
-    GDRX_TEST_CASE(test_entry_patch_straddle),
+    GDRX_TEST_CASE(test_entry_patch_landing_taken),
+    GDRX_TEST_CASE(test_entry_patch_thread_inside),
     GDRX_TEST_CASE(test_entry_patch_foreign_jmp),
     GDRX_TEST_END
 };

@@ -88,8 +88,9 @@ static void on_ucx_event(int type, struct ucm_mem_type_event *ev, void *arg)
 }
 
 /* libucs parses UCX_MEM_* into libucm's options when it loads; the CUDA
- * module registers its installer; the handler installs the hooks. */
-static void start_ucx(const char *mode)
+ * module registers its installer; the handler installs the hooks.  Returns
+ * what ucm_set_event_handler did (0: UCX's hooks are in). */
+static int start_ucx(const char *mode)
 {
     setenv("UCX_MEM_CUDA_HOOK_MODE", mode, 1);
     load("lib/libucs.so.0"); /* brings libucm, which needs libucs' symbols */
@@ -98,8 +99,7 @@ static void start_ucx(const char *mode)
     int (*set_handler)(int, int, ucm_cb_t, void *) =
         (int (*)(int, int, ucm_cb_t, void *))dlsym(ucm, "ucm_set_event_handler");
     CU_ASSERT_PTR_NOT_NULL_FATAL(set_handler);
-    CU_ASSERT_EQUAL_FATAL(set_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 0,
-                                      on_ucx_event, NULL), 0);
+    return set_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 0, on_ucx_event, NULL);
 }
 
 static void run(const char *mode, int ucx_first)
@@ -113,21 +113,26 @@ static void run(const char *mode, int ucx_first)
     if (tc_setup(0))
         return;
     if (ucx_first)
-        start_ucx(mode);
+        CU_ASSERT_EQUAL_FATAL(start_ucx(mode), 0);
     gdrx_t g = tc_open();
-    if (!ucx_first)
-        start_ucx(mode);
+    /* After gdrx, UCX's bistro meets our entry's `jmp rel32`, which its
+     * relocator does not know, and refuses (docs/free-interception.md);
+     * the UCX transport therefore lets UCX's hooks in first. */
+    int ucx_hooks = ucx_first || start_ucx(mode) == 0;
+    CU_ASSERT_EQUAL(ucx_hooks, ucx_first || strcmp(mode, "bistro") != 0);
 
     CUdeviceptr p = 0;
     CU_ASSERT_FATAL(cuMemAlloc(&p, len) == CUDA_SUCCESS); /* through this program's GOT */
-    CU_ASSERT(ucx_allocs >= 1);
+    CU_ASSERT(ucx_allocs >= (ucx_hooks ? 1 : 0));
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p, len, 0, &pin), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin, cpu, &byte, 1), 0);
     int before = ucx_frees;
     CU_ASSERT(cuMemFree(p) == CUDA_SUCCESS);
-    CU_ASSERT_EQUAL(ucx_frees, before + 1);             /* UCX's memtype free */
-    CU_ASSERT_PTR_EQUAL(ucx_last_free, (void *)(uintptr_t)p);
+    if (ucx_hooks) {
+        CU_ASSERT_EQUAL(ucx_frees, before + 1);         /* UCX's memtype free */
+        CU_ASSERT_PTR_EQUAL(ucx_last_free, (void *)(uintptr_t)p);
+    }
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin, cpu, &byte, 1), -ESTALE); /* gdrx revoked */
     CU_ASSERT_EQUAL(gdrx_unmap(g, pin), 0);
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);

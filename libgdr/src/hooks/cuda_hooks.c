@@ -99,6 +99,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum install_state state = HOOKS_NONE;           /* under lock */
 static struct gdrx_entry_patch patches[MAX_PATCHES];    /* [0, npatches) under lock */
 static int npatches;                                    /* written under lock */
+static void *libcuda;                                   /* under lock: install's reference */
+static int export_rc[N_EXPORTS];                       /* under lock: each export's last install */
 static gdrx_cuda_hooks_sink_fn sink;                    /* set once, before any patch */
 static range_fn real_range;
 static attr_fn real_attr;
@@ -338,18 +340,22 @@ static void *const hook_fn[K_COUNT] = {
 
 /* -------------------------------------------------------- installation */
 
-static bool patched_locked(const void *addr)
+static struct gdrx_entry_patch *record_of_locked(const void *addr)
 {
     for (int i = 0; i < npatches; i++)
         if (patches[i].target == addr)
-            return true;
-    return false;
+            return &patches[i];
+    return NULL;
 }
 
+/* A record stays once built: after gdrx_cuda_hooks_remove() the same
+ * landing and trampoline are armed again. */
 static int patch_locked(void *addr, enum hook_kind kind)
 {
-    if (patched_locked(addr))
-        return 0;
+    struct gdrx_entry_patch *p = record_of_locked(addr);
+
+    if (p)
+        return p->state == GDRX_PATCH_DISARMED ? gdrx_entry_arm(p) : 0;
     if (npatches == MAX_PATCHES)
         return -ENOSPC;
     int rc = gdrx_entry_patch(addr, hook_fn[kind], (int)kind, &patches[npatches]);
@@ -396,18 +402,28 @@ static int install_locked(void *lib)
         if (exports[i].kind == K_GPA)
             patch_gpa_results(lib);
         void *fn = dlsym(lib, exports[i].name);
-        if (!fn)
-            continue;
-        int rc = patch_locked(fn, exports[i].kind);
+        int rc = fn ? patch_locked(fn, exports[i].kind) : -ENOENT;
+        export_rc[i] = rc;
         if (rc == 0) {
             hooked_frees += exports[i].kind <= K_UNMAP;
             continue;
         }
+        if (rc == -ENOENT)
+            continue; /* not in this libcuda: nobody can call it */
         gdrx_warn("cannot hook %s (%d): its callers' events are not seen", exports[i].name, rc);
         if (!first_err)
             first_err = rc;
     }
     return hooked_frees ? 0 : first_err ? first_err : -ENOENT;
+}
+
+static int armed_locked(void)
+{
+    int n = 0;
+
+    for (int i = 0; i < npatches; i++)
+        n += patches[i].state == GDRX_PATCH_ARMED;
+    return n;
 }
 
 /* A fork while another thread patches would leave `lock` held in the
@@ -450,15 +466,43 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
     in_hook = true;
     rc = install_locked(lib);
     in_hook = false;
-    if (npatches > 0)
+    if (armed_locked() > 0) {
         state = HOOKS_INSTALLED; /* the reference on lib is kept: patched code stays */
-    else
+        libcuda = lib;
+    } else {
         dlclose(lib);
+    }
     pthread_mutex_unlock(&lock);
     return rc;
 }
 
 int gdrx_cuda_hooks_count(void)
 {
-    return __atomic_load_n(&npatches, __ATOMIC_ACQUIRE);
+    pthread_mutex_lock(&lock);
+    int n = armed_locked();
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int gdrx_cuda_hooks_entry(size_t i, const char **name, int *rc)
+{
+    if (i >= N_EXPORTS)
+        return -ENOENT;
+    pthread_mutex_lock(&lock);
+    *name = exports[i].name;
+    *rc = state == HOOKS_INSTALLED ? export_rc[i] : -ENODATA;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+void gdrx_cuda_hooks_remove(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npatches; i++)
+        if (patches[i].state == GDRX_PATCH_ARMED)
+            (void)gdrx_entry_disarm(&patches[i]);
+    if (state == HOOKS_INSTALLED)
+        dlclose(libcuda); /* install's reference */
+    state = HOOKS_NONE;
+    pthread_mutex_unlock(&lock);
 }

@@ -35,12 +35,23 @@ typedef void (*gdrx_cuda_hooks_sink_fn)(const struct gdrx_mem_event *ev);
  * is set once, by the first call.  Idempotent and thread-safe; hooks stay
  * for the life of the process (so the library holding them must never be
  * unloaded: -z nodelete).  Returns 0 when at least one free function is
- * hooked (the others are logged), -ENOENT when libcuda is not loaded,
- * -ENOTSUP/-ENOMEM/-errno when no free function could be patched.
+ * hooked (the others are logged and listed by gdrx_cuda_hooks_entry), -ENOENT
+ * when libcuda is not loaded, -ENOTSUP/-EADDRINUSE/-ENOMEM/-errno when no
+ * free function could be patched.
  */
 int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink);
 
-/* Number of function entries patched (for tests and diagnostics). */
+/* Number of function entries patched now (for tests and diagnostics). */
 int gdrx_cuda_hooks_count(void);
+
+/* The i-th libcuda export gdrx hooks: its name, and in *rc how its last
+ * installation went (0 hooked, -ENOENT not in this libcuda, -ENODATA not
+ * installed, else why not).  -ENOENT past the last one. */
+int gdrx_cuda_hooks_entry(size_t i, const char **name, int *rc);
+
+/* Undo the installation (each site's first byte put back; pages kept, and
+ * the next install arms the same patches).  For the stress test only:
+ * libgdrx never calls it. */
+void gdrx_cuda_hooks_remove(void);
 
 #endif /* GDRX_CUDA_HOOKS_H */
