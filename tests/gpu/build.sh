@@ -71,5 +71,9 @@ done
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -I"$CUDA/include" \
     "$T/gdrx-hookcost.c" "$T/tool_cuda.c" "$T/tool_sys.c" -o "$OUT/gdrx-hookcost" \
     -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
+# The hooks installed while threads run libcuda (tests/gpu/hooks_stress.c);
+# it dlopens the libgdrx it is given, so two builds run under one program.
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
+    "$G/hooks_stress.c" -o "$OUT/hooks_stress" -L"$CUDA/lib64/stubs" -lcuda -ldl -pthread
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
-     "the benchmark tools, $OUT/gdrx-hookcost and $OUT/hooks_sanity_{static,shared}"
+     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress"

@@ -85,4 +85,4 @@ tests_hooks_test_stress_CFLAGS = $(AM_CFLAGS) -pthread
 tests_hooks_test_stress_LDFLAGS = $(AM_LDFLAGS) -pthread
 tests_hooks_test_stress_LDADD = $(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la \
 	$(GDRX_TEST_LIBS) $(DL_LIBS)
-GDRX_THREAD_SUITES += tests/hooks/test_stress
+
