@@ -10,9 +10,10 @@
  * global function `name` as
  *     push %rbp; mov %rsp,%rbp; push %rbx; push %r12; push %r13; push %r14
  *     pop %r14; pop %r13; pop %r12; pop %rbx; pop %rbp; jmp impl
- * (55 48 89 e5 53 41 54 41 55 41 56 41 5e ...), so the first 5, 7 and 12
- * bytes (UCX's near patch, ours, UCX's far patch) end on instruction
- * boundaries with instructions of the kinds a real libcuda prologue has;
+ * (55 48 89 e5 53 41 54 41 55 41 56 41 5e ...), so the first 5 and 12
+ * bytes (UCX's near and far patches) end on instruction boundaries with
+ * instructions of the kinds a real libcuda prologue has, and ours (one
+ * byte) lands where 48 89 e5 53 points, as on the H200's libcuda;
  * `impl` is a static function of the same file that does the work
  * (declared SIM_IMPL so it keeps its name).
  */
