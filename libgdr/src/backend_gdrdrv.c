@@ -94,7 +94,7 @@ static unsigned host_page_shift(void)
 
 static int gdrdrv_open(void **bctx)
 {
-    const char *path = getenv("GDRX_GDRDRV_PATH");
+    const char *path = secure_getenv("GDRX_GDRDRV_PATH");
 
     if (!path || !*path)
         path = "/dev/gdrdrv";

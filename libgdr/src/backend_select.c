@@ -33,7 +33,7 @@ static int backend_from_env(gdrx_backend_t *out)
     static const gdrx_backend_t ids[] = {
         GDRX_BACKEND_AUTO, GDRX_BACKEND_GDRDRV, GDRX_BACKEND_NVRM, GDRX_BACKEND_DMABUF,
     };
-    const char *v = getenv("GDRX_BACKEND");
+    const char *v = secure_getenv("GDRX_BACKEND");
 
     *out = GDRX_BACKEND_AUTO;
     if (!v || !*v)

@@ -32,7 +32,7 @@ static int hook_err;                                /* why DISABLED */
 
 static int disabled_by_env(void)
 {
-    const char *v = getenv("GDRX_FREE_HOOKS");
+    const char *v = secure_getenv("GDRX_FREE_HOOKS");
 
     return v && strcmp(v, "0") == 0;
 }

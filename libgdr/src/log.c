@@ -18,7 +18,7 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static void log_init(void)
 {
-    const char *v = getenv("GDRX_LOG_LEVEL");
+    const char *v = secure_getenv("GDRX_LOG_LEVEL");
     long level = 0;
 
     if (v && *v) {

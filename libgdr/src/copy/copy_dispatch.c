@@ -35,8 +35,8 @@ static void choose_default(void)
     const struct gdrx_cpu_features *f = gdrx_cpu_features();
     struct gdrx_copy_impl from;
 
-    gdrx_copy_choose(f, getenv("GDRX_COPY_VARIANT"), getenv("GDRX_COPY_TO_VARIANT"),
-                     getenv("GDRX_COPY_FROM_VARIANT"), &default_choice);
+    gdrx_copy_choose(f, secure_getenv("GDRX_COPY_VARIANT"), secure_getenv("GDRX_COPY_TO_VARIANT"),
+                     secure_getenv("GDRX_COPY_FROM_VARIANT"), &default_choice);
     /* Both are supported: gdrx_copy_choose() returns nothing else. */
     gdrx_copy_impl_for(f, default_choice.to, &default_impl);
     gdrx_copy_impl_for(f, default_choice.from, &from);

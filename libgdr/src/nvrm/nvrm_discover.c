@@ -55,7 +55,7 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
 
 static int ipc_enabled(void)
 {
-    const char *v = getenv("GDRX_NVRM_IPC");
+    const char *v = secure_getenv("GDRX_NVRM_IPC");
     return v && *v && strcmp(v, "0") != 0;
 }
 
