@@ -277,7 +277,9 @@ static const char *permission_case_setup(void)
         build_path(path, sizeof(path), from[i]);
         snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s'", path);
     }
-    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s'", nobody_dir);
+    /* readable and executable by nobody whatever the umask */
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s' && chmod 755 '%s'/*",
+             nobody_dir, nobody_dir);
     if (system(cmd) != 0)
         return "cannot copy gdrx-info and its libraries from the build tree to /tmp";
     snprintf(cmd, sizeof(cmd), AS_NOBODY " test -x '%s/gdrx-info' 2>/dev/null", nobody_dir);
