@@ -1,6 +1,9 @@
 #!/bin/sh
 # config/deps.sh - install every Debian/Ubuntu package gdrx's build and
 # tests need.  Run as root; safe to run again (it only adds what is missing).
+# Run as another user it installs nothing: it checks that everything it
+# would install is there (exit 0), or names what is missing (exit 1), so
+# that the README's commands also work for a user once root has run it.
 #
 #   build:        compiler, autotools, libtool, pkg-config, CUnit
 #   UCX:          libucx-dev and the UCX *source* of the installed version
@@ -27,7 +30,6 @@ set -eu
 die() { echo "deps.sh: $*" >&2; exit 1; }
 say() { echo "deps.sh: $*"; }
 
-[ "$(id -u)" -eq 0 ] || die "run as root (it installs packages)"
 [ -r /etc/os-release ] || die "cannot identify the distribution (/etc/os-release missing)"
 . /etc/os-release
 case "$ID:${VERSION_ID:-}" in
@@ -35,6 +37,64 @@ case "$ID:${VERSION_ID:-}" in
     ubuntu:22.04|ubuntu:24.04) suite=${VERSION_CODENAME} ;;
     *) die "unsupported distribution '$PRETTY_NAME': gdrx's setup supports Debian 12 and Ubuntu 22.04/24.04; install the equivalents of the packages listed in config/deps.sh by hand" ;;
 esac
+
+kpkg=linux-headers-amd64
+[ "$ID" = ubuntu ] && kpkg=linux-headers-generic
+pkgs="build-essential autoconf automake libtool pkg-config dpkg-dev xz-utils file
+      libcunit1-dev libucx-dev ucx-utils libopenmpi-dev openmpi-bin
+      qemu-system-x86 busybox-static cpio kmod $kpkg"
+
+# The checks of what is there: each install step below runs when its check
+# fails; a user who is not root gets all of them, and installs nothing.
+missing_pkgs() {
+    for p in $pkgs; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || echo "$p"
+    done
+}
+# The kernel the qemu tests boot is the one the headers belong to (not the
+# running kernel).
+kernel_version() {
+    ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-generic 2>/dev/null |
+        sed 's|.*/linux-headers-||' | sort -V | tail -n1
+}
+# (readable by everyone: Ubuntu's /boot/vmlinuz-* is root's alone)
+have_vmlinuz() {
+    [ -n "$(find "/boot/vmlinuz-$1" "/opt/gdrx-kernel/boot/vmlinuz-$1" -perm -004 2>/dev/null)" ]
+}
+# The UCX source of exactly the installed libucx (version VERSION-REVISION).
+have_ucx_src() {
+    [ -f "/usr/src/ucx-${1%-*}/src/uct/base/uct_iface.h" ]
+}
+have_nv_p2p() {
+    [ -n "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/dev/null | head -n1)" ]
+}
+# cuda.h of CUDA 12.0 or newer, where configure looks for it.
+cuda_h_ok() {
+    for d in /usr/local/cuda /usr /opt/gdrx-cuda; do
+        v=$(sed -n 's/^#define CUDA_VERSION  *\([0-9]*\).*/\1/p' "$d/include/cuda.h" 2>/dev/null)
+        [ "${v:-0}" -ge 12000 ] && { echo "$d/include/cuda.h"; return 0; }
+    done
+    return 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+    missing=$(missing_pkgs | tr '\n' ' ')
+    kver=$(kernel_version)
+    [ -n "$kver" ] && have_vmlinuz "$kver" || missing="${missing}vmlinuz-$kver "
+    ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
+    have_ucx_src "$ucxver" || missing="${missing}UCX source "
+    cuda_h_ok >/dev/null || missing="${missing}cuda.h "
+    if [ "$ID" = debian ]; then
+        ls -d /opt/gdrx-kheaders/5.10.* /opt/gdrx-kheaders/6.12.* >/dev/null 2>&1 ||
+            missing="${missing}/opt/gdrx-kheaders "
+        have_nv_p2p || missing="${missing}nv-p2p.h "
+        [ ! -f /usr/local/cuda/include/cuda.h ] || [ -f /opt/gdrx-ucx-cuda/.ucx-cuda-debian ] ||
+            missing="${missing}/opt/gdrx-ucx-cuda "
+    fi
+    [ -z "$missing" ] || die "not root, and missing: ${missing}- run config/deps.sh as root once (it installs them)"
+    say "not root: installed nothing; everything it installs is there"
+    exit 0
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 APT="apt-get -y -q -o DPkg::Lock::Timeout=300"
@@ -75,20 +135,14 @@ fi
 say "apt-get update"
 $APT update >/dev/null
 
-kpkg=linux-headers-amd64
-[ "$ID" = ubuntu ] && kpkg=linux-headers-generic
 say "installing packages"
-$APT install --no-install-recommends \
-    build-essential autoconf automake libtool pkg-config dpkg-dev xz-utils file \
-    libcunit1-dev libucx-dev ucx-utils libopenmpi-dev openmpi-bin \
-    qemu-system-x86 busybox-static cpio kmod "$kpkg" >/dev/null
+# shellcheck disable=SC2086 # one word a package
+$APT install --no-install-recommends $pkgs >/dev/null
 
-# The kernel the qemu tests boot is the one the headers belong to (not the
-# running kernel).  Unpack only its vmlinuz: no initramfs hooks, no grub.
-kver=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-generic 2>/dev/null |
-       sed 's|.*/linux-headers-||' | sort -V | tail -n1)
+# Unpack only the kernel's vmlinuz: no initramfs hooks, no grub.
+kver=$(kernel_version)
 [ -n "$kver" ] || die "no kernel headers found after installing $kpkg"
-if [ ! -r "/boot/vmlinuz-$kver" ] && [ ! -r "/opt/gdrx-kernel/boot/vmlinuz-$kver" ]; then
+if ! have_vmlinuz "$kver"; then
     say "unpacking vmlinuz-$kver to /opt/gdrx-kernel"
     tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
     (cd "$tmp" && apt-get download -q "linux-image-$kver" >/dev/null 2>&1 ||
@@ -96,6 +150,7 @@ if [ ! -r "/boot/vmlinuz-$kver" ] && [ ! -r "/opt/gdrx-kernel/boot/vmlinuz-$kver
     mkdir -p /opt/gdrx-kernel
     dpkg-deb --fsys-tarfile "$tmp"/linux-image-*.deb |
         tar -x -C /opt/gdrx-kernel --wildcards './boot/vmlinuz-*'
+    chmod a+r /opt/gdrx-kernel/boot/vmlinuz-*  # qemu boots it as any user
     rm -rf "$tmp"
 fi
 
@@ -109,7 +164,7 @@ fi
 ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
 [ -n "$ucxver" ] || die "libucx0 is not installed"
 upstream=${ucxver%-*}
-if [ ! -f "/usr/src/ucx-$upstream/src/uct/base/uct_iface.h" ]; then
+if ! have_ucx_src "$ucxver"; then
     say "fetching UCX $ucxver source to /usr/src/ucx-$upstream"
     tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
     (cd "$tmp" && apt-get source -q "ucx=$ucxver" >/dev/null)
@@ -119,7 +174,7 @@ if [ ! -f "/usr/src/ucx-$upstream/src/uct/base/uct_iface.h" ]; then
 fi
 
 # nv-p2p.h: from the NVIDIA kernel source package (Debian only).
-if [ "$ID" = debian ] && [ -z "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/dev/null | head -n1)" ]; then
+if [ "$ID" = debian ] && ! have_nv_p2p; then
     say "unpacking the NVIDIA kernel source (for nv-p2p.h) to /opt/nvidia-kernel-src"
     tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
     (cd "$tmp" && apt-get download -q nvidia-kernel-source >/dev/null)
@@ -132,18 +187,10 @@ if [ "$ID" = debian ] && [ -z "$(find /opt/nvidia-kernel-src -name nv-p2p.h 2>/d
         cp -a "$tmp/usr/src/." /opt/nvidia-kernel-src/
     fi
     rm -rf "$tmp"
-    [ -n "$(find /opt/nvidia-kernel-src -name nv-p2p.h | head -n1)" ] ||
+    have_nv_p2p ||
         die "nv-p2p.h not found in Debian's nvidia-kernel-source package"
 fi
 
-# cuda.h of CUDA 12.0 or newer, where configure looks for it.
-cuda_h_ok() {
-    for d in /usr/local/cuda /usr /opt/gdrx-cuda; do
-        v=$(sed -n 's/^#define CUDA_VERSION  *\([0-9]*\).*/\1/p' "$d/include/cuda.h" 2>/dev/null)
-        [ "${v:-0}" -ge 12000 ] && { echo "$d/include/cuda.h"; return 0; }
-    done
-    return 1
-}
 if ! cuda_h=$(cuda_h_ok); then
     # Ubuntu needs Debian's keyring to verify Debian's package list
     [ "$ID" = ubuntu ] && $APT install --no-install-recommends debian-archive-keyring >/dev/null

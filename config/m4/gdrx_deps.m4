@@ -223,9 +223,10 @@ AC_DEFUN([GDRX_CHECK_NVIDIA_SRC], [
     AS_IF([test "x$with_nvidia_src" = xauto], [
         with_nvidia_src=""
         dnl The installed driver's version, e.g. 580.95.05, names its DKMS tree.
+        dnl modinfo is in /usr/sbin, which a normal user's PATH lacks.
         nvver=""
         AS_IF([test -n "$KERNEL_VERSION"],
-              [nvver=`modinfo -k "$KERNEL_VERSION" -F version nvidia 2>/dev/null | head -n1`])
+              [nvver=`PATH="$PATH:/usr/sbin:/sbin" modinfo -k "$KERNEL_VERSION" -F version nvidia 2>/dev/null | head -n1`])
         nvdirs=`ls -d /usr/src/nvidia-* 2>/dev/null | sort -V -r`
         AS_IF([test -n "$nvver"],
               [nvdirs="`ls -d /usr/src/nvidia-*$nvver 2>/dev/null` $nvdirs"])

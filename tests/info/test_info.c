@@ -45,18 +45,26 @@ static void build_path(char *buf, size_t size, const char *rel)
     snprintf(buf, size, "%s/%s", top ? top : ".", rel);
 }
 
-/* Run `env ENV gdrx-info ARGS` from /, stdout and stderr into out; the exit
+/* Run `env ENV EXE ARGS` from /, stdout and stderr into out; the exit
  * status, or -1 if it did not exit normally. */
-static int info(const char *env, const char *args)
+static int run_info(const char *exe, const char *env, const char *args)
 {
-    char exe[512], cmd[4096];
+    char cmd[4096];
 
-    build_path(exe, sizeof(exe), "tools/gdrx-info");
     snprintf(cmd, sizeof(cmd), "cd / && env -u GDRX_BACKEND -u GDRX_LOG_LEVEL -u LD_PRELOAD "
              "-u CUDA_MPS_PIPE_DIRECTORY %s '%s' %s 2>&1", env, exe, args);
     int st = gdrx_test_capture(cmd, out, sizeof(out));
     flatten();
     return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The same with the build tree's gdrx-info */
+static int info(const char *env, const char *args)
+{
+    char exe[512];
+
+    build_path(exe, sizeof(exe), "tools/gdrx-info");
+    return run_info(exe, env, args);
 }
 
 /* in the output as printed, or with its wrapped lines joined */
@@ -218,19 +226,67 @@ static void test_gdrdrv_node(void)
 }
 
 /* A node this user cannot open read-write (/dev/kmsg is root's, 0644): as
- * root the test runs gdrx-info as nobody, so the check holds either way. */
+ * root the case runs gdrx-info as nobody, so the check holds either way.
+ * nobody may not be able to enter the build tree (a checkout under /root,
+ * mode 0700), so as root it runs a copy of the program and of the build
+ * tree's libraries it loads, in a directory of its own anyone can read:
+ * nobody_dir, made by main() before the case is registered. */
+#define AS_NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups"
+static char nobody_dir[] = "/tmp/gdrx-info-nobody.XXXXXX";
+static int nobody_made;
+
 static void test_gdrdrv_permission(void)
 {
-    char env[256];
+    char exe[512], env[512];
 
-    snprintf(env, sizeof(env), "GDRX_GDRDRV_PATH=/dev/kmsg%s",
-             geteuid() == 0 ? " setpriv --reuid=65534 --regid=65534 --clear-groups" : "");
-    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    if (nobody_made) {
+        snprintf(exe, sizeof(exe), "%s/gdrx-info", nobody_dir);
+        snprintf(env, sizeof(env), "GDRX_GDRDRV_PATH=/dev/kmsg LD_LIBRARY_PATH=%s " AS_NOBODY,
+                 nobody_dir);
+    } else {
+        build_path(exe, sizeof(exe), "tools/gdrx-info");
+        snprintf(env, sizeof(env), "GDRX_GDRDRV_PATH=/dev/kmsg");
+    }
+    CU_ASSERT_EQUAL(run_info(exe, env, "--no-ucx"), 0);
     HAS("library      error: gdrdrv_open: gdrdrv: cannot open /dev/kmsg (errno 13)");
     HAS("gdrdrv: permission denied: /dev/kmsg is mode 0644, owner root, group root; user ");
     HAS("cannot open it for reading and writing");
     HAS("fix: the node is root's alone, so gdrx's udev rule was not applied: install "
         "config/99-gdrdrv.rules");
+}
+
+/* What test_gdrdrv_permission needs: NULL when it is there, else why not
+ * (the case is then not registered: not run, never passed). */
+static const char *permission_case_setup(void)
+{
+    static const char *const from[] = { "tools/.libs/gdrx-info", "libgdr/.libs/libgdrx.so.0",
+                                        "tests/sim/.libs/libcuda.so.1" };
+    char cmd[4096], path[512];
+    struct stat st;
+
+    if (stat("/dev/kmsg", &st) != 0 || !S_ISCHR(st.st_mode) || st.st_uid != 0 ||
+        st.st_gid != 0 || (st.st_mode & 07777) != 0644)
+        return "/dev/kmsg is not a character device of root's of mode 0644";
+    if (geteuid() != 0)
+        return NULL;
+    if (!mkdtemp(nobody_dir) || chmod(nobody_dir, 0755) != 0)
+        return "cannot make a directory in /tmp for a copy of gdrx-info";
+    nobody_made = 1;
+    snprintf(cmd, sizeof(cmd), "cp");
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+        build_path(path, sizeof(path), from[i]);
+        snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s'", path);
+    }
+    /* readable and executable by nobody whatever the umask */
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " '%s' && chmod 755 '%s'/*",
+             nobody_dir, nobody_dir);
+    if (system(cmd) != 0)
+        return "cannot copy gdrx-info and its libraries from the build tree to /tmp";
+    snprintf(cmd, sizeof(cmd), AS_NOBODY " test -x '%s/gdrx-info' 2>/dev/null", nobody_dir);
+    if (system(cmd) != 0)
+        return "user 65534 cannot run the copy of gdrx-info in /tmp (no setpriv, "
+               "or /tmp mounted noexec)";
+    return NULL;
 }
 
 static void test_backend_env(void)
@@ -372,7 +428,7 @@ static void test_ucx(void)
 }
 #endif
 
-static const struct gdrx_test_case cases[] = {
+static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_usage_errors),
     GDRX_TEST_CASE(test_sim_default),
     GDRX_TEST_CASE(test_no_backend),
@@ -398,5 +454,21 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-    return gdrx_test_main(argc, argv, suites);
+    const char *why = permission_case_setup();
+    char cmd[600];
+
+    if (why) {
+        printf("NOT RUN: case gdrx_info/test_gdrdrv_permission (%s); it is not registered\n",
+               why);
+        struct gdrx_test_case *c = cases;
+        while (c->fn != test_gdrdrv_permission)
+            c++;
+        for (; c->name; c++) /* the cases after it, and the end mark, move up */
+            c[0] = c[1];
+    }
+    int rc = gdrx_test_main(argc, argv, suites);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nobody_dir);
+    if (nobody_made && system(cmd) != 0)
+        rc = 1;
+    return rc;
 }

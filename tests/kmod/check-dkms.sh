@@ -15,6 +15,8 @@
 set -u
 [ $# -ge 5 ] || { echo "usage: check-dkms.sh DKMS_SRC KHEADERS KVER NVIDIA_SRC WORK [RESULTS]" >&2; exit 2; }
 src=$1 kdir=$2 kver=$3 nvsrc=$4 work=$5 results=${6:-}
+# modinfo is in /usr/sbin, which a normal user's PATH lacks.
+PATH=$PATH:/usr/sbin:/sbin
 pass=0 fail=0
 result() {
 	if [ "$1" = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
