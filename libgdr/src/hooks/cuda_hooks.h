@@ -49,7 +49,7 @@ int gdrx_cuda_hooks_count(void);
  * installed, else why not).  -ENOENT past the last one. */
 int gdrx_cuda_hooks_entry(size_t i, const char **name, int *rc);
 
-/* Undo the installation (each site's first byte put back; pages kept, and
+/* Undo the installation (each entry's bytes put back; pages kept, and
  * the next install arms the same patches).  For the stress test only:
  * libgdrx never calls it. */
 void gdrx_cuda_hooks_remove(void);

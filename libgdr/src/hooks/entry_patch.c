@@ -260,15 +260,17 @@ static uintptr_t landing_of(const uint8_t *site)
     return (uintptr_t)site + 5 + (intptr_t)d;
 }
 
-static int record_site(struct gdrx_entry_patch *p, uint8_t *site)
+/* The trampoline page made executable, and the target page's protection
+ * kept for every later arm and disarm. */
+static int seal(struct gdrx_entry_patch *p, uint8_t *tramp)
 {
-    int prot = gdrx_maps_prot((uintptr_t)site);
+    int prot;
 
-    if (prot < 0)
+    if (mprotect(tramp, PAGE, PROT_READ | PROT_EXEC))
+        return -errno;
+    if ((prot = gdrx_maps_prot((uintptr_t)p->target)) < 0)
         return prot;
-    p->site_prot = prot;
-    p->site = site;
-    p->saved = site[0];
+    p->target_prot = prot;
     return 0;
 }
 
@@ -283,8 +285,11 @@ static int build_landing(struct gdrx_entry_patch *p, uint8_t *site, uint8_t *tra
     if ((rc = landing_reserve(at)) || (rc = build_trampoline(tramp, site, &r)))
         return rc;
     write_stub(tramp + PAD_OFFSET, p, p->hook);
-    if (mprotect(tramp, PAGE, PROT_READ | PROT_EXEC) || (rc = record_site(p, site)))
-        return rc ? rc : -errno;
+    if ((rc = seal(p, tramp)))
+        return rc;
+    p->form = GDRX_PATCH_LANDING;
+    p->armed_field = 0xE9;
+    p->saved_field = site[0];
     p->original = tramp;
     return landing_write(at, (uintptr_t)(tramp + PAD_OFFSET));
 }
@@ -325,8 +330,8 @@ static int build_retarget(struct gdrx_entry_patch *p, uint8_t *site, uint8_t *tr
         p->armed_field = stub;
     }
     write_stub(tramp + PAD_OFFSET, p, p->hook);
-    if (mprotect(tramp, PAGE, PROT_READ | PROT_EXEC) || (rc = record_site(p, site)))
-        return rc ? rc : -errno;
+    if ((rc = seal(p, tramp)))
+        return rc;
     p->original = (void *)old;
     p->saved_field = p->form == GDRX_PATCH_JMP_REL32 ? (uint64_t)(uint32_t)d : old;
     return 0;
@@ -340,7 +345,7 @@ int gdrx_entry_patch(void *target, void *hook, int kind, struct gdrx_entry_patch
 
     if (!target || !hook || !p)
         return -EINVAL;
-    *p = (struct gdrx_entry_patch){ .target = target, .site = target, .hook = hook, .kind = kind };
+    *p = (struct gdrx_entry_patch){ .target = target, .hook = hook, .kind = kind };
     pthread_mutex_lock(&patch_lock);
     if (!(tramp = map_near((uintptr_t)site)))
         rc = -ENOMEM;
@@ -382,17 +387,17 @@ static int set_state(struct gdrx_entry_patch *p, enum gdrx_patch_state from,
     switch (p->form) {
     case GDRX_PATCH_JMP_REL32:
         memcpy(b + 1, &field, 4);
-        rc = write_code(p->site, b, 5, p->site_prot);
+        rc = write_code(p->target, b, 5, p->target_prot);
         break;
     case GDRX_PATCH_MOVABS_RAX:
         b[0] = 0x48;
         b[1] = 0xB8;
         memcpy(b + 2, &field, 8);
-        rc = write_code(p->site, b, 10, p->site_prot);
+        rc = write_code(p->target, b, 10, p->target_prot);
         break;
     default:
-        b[0] = to == GDRX_PATCH_ARMED ? 0xE9 : p->saved;
-        rc = write_code(p->site, b, 1, p->site_prot);
+        b[0] = (uint8_t)field;
+        rc = write_code(p->target, b, 1, p->target_prot);
         break;
     }
     if (rc == 0)

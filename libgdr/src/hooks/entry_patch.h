@@ -34,8 +34,8 @@
 
 enum gdrx_patch_state {
     GDRX_PATCH_NONE,     /* not built */
-    GDRX_PATCH_ARMED,    /* the site jumps to the hook */
-    GDRX_PATCH_DISARMED, /* the site's byte is back; pages kept for re-arming */
+    GDRX_PATCH_ARMED,    /* the target jumps to the hook */
+    GDRX_PATCH_DISARMED, /* the target's bytes are back; pages kept for re-arming */
 };
 
 enum gdrx_patch_form {
@@ -45,15 +45,15 @@ enum gdrx_patch_form {
 };
 
 struct gdrx_entry_patch {
-    void   *target;   /* the function entry asked for */
-    void   *site;     /* where the bytes are rewritten (the target) */
+    void   *target;   /* the patched function entry */
     void   *original; /* call this to run the function as it was */
     void   *hook;
     int     kind;     /* the caller's tag (which hook this is) */
-    int     site_prot; /* PROT_* of the site's page */
-    uint8_t saved;    /* the site's first byte before the patch */
+    int     target_prot; /* PROT_* of the target's page */
     enum gdrx_patch_form form;
-    uint64_t armed_field, saved_field; /* retarget forms: our and the old target field */
+    /* What arming and disarming write: the first byte (landing form: E9
+     * and the original byte), or the jump's target field (ours, the old). */
+    uint64_t armed_field, saved_field;
     enum gdrx_patch_state state;
 };
 
@@ -67,7 +67,7 @@ struct gdrx_entry_patch {
  */
 int gdrx_entry_patch(void *target, void *hook, int kind, struct gdrx_entry_patch *p);
 
-/* Put the site's first byte back (disarm) or the jump again (arm); the
+/* Put the target's bytes back (disarm) or the jump again (arm); the
  * pages stay, since a thread may still be inside them.  For tests and for
  * re-installation; 0, -EINVAL in the wrong state, or -errno. */
 int gdrx_entry_disarm(struct gdrx_entry_patch *p);
