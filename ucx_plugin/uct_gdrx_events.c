@@ -59,11 +59,19 @@ static void uct_gdrx_events_noop(ucm_event_type_t type, ucm_event_t *event,
 /* UCM loads its memory-type modules (libucm_cuda) when a handler for those
  * events is first installed.  UCX raises CUDA events itself only if the
  * module is there (UCX built with CUDA) and could install its hooks (it
- * fails, for one, on a libcuda it cannot patch). */
+ * fails, for one, on a libcuda it cannot patch), and only if libcuda was
+ * loaded to be patched: the MD sets up events before its gdrx_open, which
+ * may be what loads libcuda. */
 static int uct_gdrx_events_ucx_has_cuda_hooks(void)
 {
     ucs_status_t status;
     void *handle;
+
+    handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == NULL) {
+        return 0;
+    }
+    dlclose(handle);
 
     status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0,
                                    uct_gdrx_events_noop, NULL);
