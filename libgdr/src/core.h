@@ -144,6 +144,11 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err);
 int  gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin);
 /* The free hook's callback: revoke every pin overlapping [base, base+size). */
 void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
+/* stale.c: a whole context goes (gdrx_cuda_hooks_ctx_sink_fn's arguments):
+ * freed() is called once for each allocation of a live pin it takes along,
+ * with no lock held, and must revoke (gdrx_mem_events_context_released). */
+void gdrx_core_context_released(int device, void *cuctx,
+                                void (*freed)(uint64_t base, size_t size, int device));
 
 /* fork.c: register the fork handlers (once; at the first gdrx_open). */
 int gdrx_fork_guard_enable(void);

@@ -42,7 +42,7 @@ static int try_install_locked(void)
 #ifdef GDRX_HAVE_FREE_HOOKS
     if (disabled_by_env())
         return -ENOSYS;
-    int rc = gdrx_cuda_hooks_install(gdrx_mem_events_dispatch);
+    int rc = gdrx_cuda_hooks_install(gdrx_mem_events_dispatch, gdrx_mem_events_context_released);
     if (rc == 0)
         gdrx_info("CUDA memory hooks installed on %d entry points", gdrx_cuda_hooks_count());
     else if (rc != -ENOENT)

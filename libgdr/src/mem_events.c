@@ -69,6 +69,21 @@ void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev)
         call_slot(&subs[i], ev);
 }
 
+static void context_freed(uint64_t base, size_t size, int device)
+{
+    struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_FREE, .base = base, .size = size,
+                                 .device = device };
+
+    gdrx_mem_events_dispatch(&ev);
+}
+
+/* A context going frees its allocations without a free call: each pinned
+ * one becomes a FREE event, for the core and the subscribers alike. */
+void gdrx_mem_events_context_released(int device, void *ctx)
+{
+    gdrx_core_context_released(device, ctx, context_freed);
+}
+
 GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb, void *arg,
                                           gdrx_mem_sub_t *sub_out)
 {

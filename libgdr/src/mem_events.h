@@ -13,4 +13,9 @@
  * (FREE), then every subscriber whose mask has the type. */
 void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev);
 
+/* A whole context goes (a primary context reset of device, or, with
+ * device < 0, ctx destroyed): a FREE event for each pinned allocation it
+ * owns.  Allocations nobody pinned are not known, so not reported. */
+void gdrx_mem_events_context_released(int device, void *ctx);
+
 #endif /* GDRX_MEM_EVENTS_H */

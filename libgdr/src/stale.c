@@ -14,6 +14,7 @@
  * range, gdrx_unpin() the handle.  See docs/semantics.md.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "core.h"
@@ -82,6 +83,24 @@ static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64
     pthread_mutex_unlock(&pin->lock);
 }
 
+/* The pins overlapping [lo, hi): *refs is local (room entries) or, when
+ * more are needed, an array the caller frees; returns how many are in it. */
+static size_t pins_in(uint64_t lo, uint64_t hi, struct gdrx_pin_ref **refs, size_t *room)
+{
+    struct gdrx_pin_ref *local = *refs;
+    size_t n = gdrx_pin_index_find(lo, hi, *refs, *room);
+
+    while (n > *room) {
+        struct gdrx_pin_ref *more = realloc(*refs == local ? NULL : *refs, n * sizeof(*more));
+        if (!more)
+            break; /* those we have; the rest at their next query */
+        *refs = more;
+        *room = n;
+        n = gdrx_pin_index_find(lo, hi, *refs, *room);
+    }
+    return n < *room ? n : *room;
+}
+
 void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
 {
     (void)arg;
@@ -92,17 +111,46 @@ void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
     if (hi < lo)
         hi = UINT64_MAX;
     /* Only the pins of this range: the index lists them (pin_index.h). */
-    size_t n = gdrx_pin_index_find(lo, hi, refs, room);
-    while (n > room) {
-        struct gdrx_pin_ref *more = realloc(refs == local ? NULL : refs, n * sizeof(*more));
-        if (!more)
-            break; /* revoke those we have; the rest at their next query */
-        refs = more;
-        room = n;
-        n = gdrx_pin_index_find(lo, hi, refs, room);
-    }
-    for (size_t i = 0; i < n && i < room; i++)
+    size_t n = pins_in(lo, hi, &refs, &room);
+    for (size_t i = 0; i < n; i++)
         revoke_if_inside(&refs[i], lo, hi);
+    if (refs != local)
+        free(refs);
+}
+
+/* Whether the live pin's memory belongs to what goes: the primary context
+ * of device (every pin on the device: a reset must leave none live, and
+ * one of another context is merely pinned again), or the context cuctx. */
+static bool goes_with(struct gdrx_pin *pin, int device, void *cuctx)
+{
+    CUcontext owner = NULL;
+
+    if (device >= 0)
+        return pin->req.device == device;
+    if (pin->ctx->dev.cu->PointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                              (CUdeviceptr)pin->req.dptr) != CUDA_SUCCESS)
+        return true; /* cannot tell: revoking is the safe side */
+    return (void *)owner == cuctx;
+}
+
+void gdrx_core_context_released(int device, void *cuctx,
+                                void (*freed)(uint64_t base, size_t size, int device))
+{
+    struct gdrx_pin_ref local[16], *refs = local;
+    size_t room = sizeof(local) / sizeof(local[0]);
+    size_t n = pins_in(0, UINT64_MAX, &refs, &room);
+
+    for (size_t i = 0; i < n; i++) {
+        struct gdrx_pin *pin = refs[i].pin;
+        pthread_mutex_lock(&pin->lock);
+        bool hit = gdrx_ht_is_live(&pin->h, refs[i].id) && !gdrx_pin_is_revoked(pin) &&
+                   goes_with(pin, device, cuctx);
+        struct gdrx_pin_req req = pin->req;
+        pthread_mutex_unlock(&pin->lock);
+        /* Each allocation once: its first free revokes its other pins. */
+        if (hit)
+            freed(req.alloc_base, req.alloc_size, req.device);
+    }
     if (refs != local)
         free(refs);
 }

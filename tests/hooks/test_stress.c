@@ -215,7 +215,7 @@ static void test_install_cycles(void)
     start();
     for (unsigned n = 0; installs < want; n++) {
         int p = n % 64 == 0 && n < 1024 && park_one();
-        CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink), 0);
+        CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink, NULL), 0);
         unpark(p);
         installs += (unsigned long)gdrx_cuda_hooks_count();
         p = n % 64 == 32 && n < 1024 && park_one();
@@ -231,7 +231,7 @@ static void test_install_cycles(void)
     CU_ASSERT(calls > 6 * THREADS);
 
     /* Installed once more, each call is reported once. */
-    CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink, NULL), 0);
     mine = 0;
     one_round();
     CU_ASSERT_EQUAL(mine, 4); /* two allocations, two frees */

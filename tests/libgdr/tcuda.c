@@ -34,6 +34,7 @@ int tc_load(void)
     LOAD(DeviceGet, "cuDeviceGet");
     LOAD(DeviceGetCount, "cuDeviceGetCount");
     LOAD(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    LOAD(DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2");
     LOAD(CtxSetCurrent, "cuCtxSetCurrent");
     LOAD(CtxGetCurrent, "cuCtxGetCurrent");
     LOAD(MemAlloc, "cuMemAlloc_v2");

@@ -25,6 +25,7 @@ struct tcuda {
     __typeof__(&cuDeviceGet)              DeviceGet;
     __typeof__(&cuDeviceGetCount)         DeviceGetCount;
     __typeof__(&cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
+    __typeof__(&cuDevicePrimaryCtxReset)  DevicePrimaryCtxReset;
     __typeof__(&cuCtxSetCurrent)          CtxSetCurrent;
     __typeof__(&cuCtxGetCurrent)          CtxGetCurrent;
     __typeof__(&cuMemAlloc)               MemAlloc;

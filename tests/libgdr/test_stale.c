@@ -304,6 +304,74 @@ static void test_free_revokes_every_context(void)
     CU_ASSERT_EQUAL(gdrx_close(g2), 0);
 }
 
+/* Frees counted by a subscriber, with the last range. */
+struct seen {
+    int      frees;
+    uint64_t base, size;
+};
+
+static void count_free(const struct gdrx_mem_event *ev, void *arg)
+{
+    struct seen *s = arg;
+
+    s->frees++;
+    s->base = ev->base;
+    s->size = ev->size;
+}
+
+/* A free CUDA refuses (not an allocation's base) leaves the memory alive:
+ * no pin is revoked and no FREE event is raised. */
+static void test_refused_free_revokes_nothing(void)
+{
+    struct seen seen = { 0 };
+    gdrx_mem_sub_t sub;
+    void *cpu;
+    char c = 0;
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t pin;
+
+    if (open_pinned(256 * KiB, &g, &a, &pin, &cpu))
+        return;
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, count_free, &seen, &sub), 0);
+    CU_ASSERT_EQUAL(tc.MemFree(a + 64 * KiB), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(seen.frees, 0);
+    CU_ASSERT_EQUAL(is_stale(g, pin), 0);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &c, cpu, 1), 0);
+    tc_free(a);
+    CU_ASSERT_EQUAL(seen.frees, 1);
+    CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(sub), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+}
+
+/* A primary context reset (what cudaDeviceReset does) frees every
+ * allocation of the context with no free call: each pinned one is revoked
+ * before the reset and reported to subscribers as freed. */
+static void test_context_reset_revokes(void)
+{
+    struct seen seen = { 0 };
+    gdrx_mem_sub_t sub;
+    void *cpu, *cpu2;
+    char c = 0;
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t pin;
+
+    if (open_pinned(256 * KiB, &g, &a, &pin, &cpu))
+        return;
+    CUdeviceptr b = tc_alloc(4096);
+    gdrx_pin_t pin2 = pinned(g, b, 4096, &cpu2, 2);
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, count_free, &seen, &sub), 0);
+    CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &c, cpu, 1), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(pin2, cpu2, &c, 1), -ESTALE);
+    CU_ASSERT_EQUAL(seen.frees, 2); /* one per pinned allocation */
+    CU_ASSERT(seen.base == a || seen.base == b);
+    CU_ASSERT(seen.size >= 4096);
+    CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(sub), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+}
+
 static const struct gdrx_test_case stale_cases[] = {
     GDRX_TEST_CASE(test_free_realloc_large),
     GDRX_TEST_CASE(test_free_realloc_small),
@@ -312,6 +380,8 @@ static const struct gdrx_test_case stale_cases[] = {
     GDRX_TEST_CASE(test_free_without_realloc),
     GDRX_TEST_CASE(test_neighbour_unaffected),
     GDRX_TEST_CASE(test_free_revokes_every_context),
+    GDRX_TEST_CASE(test_refused_free_revokes_nothing),
+    GDRX_TEST_CASE(test_context_reset_revokes),
     GDRX_TEST_END,
 };
 

@@ -7,6 +7,7 @@
  * context is per thread: a small thread-local stack, as in CUDA, whose top
  * is current.
  */
+#include "sim_entry.h"
 #include "sim_internal.h"
 #include "sim_rm.h"
 
@@ -292,13 +293,16 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
+/* Hooked like the memory entry points (see sim_entry.h), under both names. */
+SIM_IMPL CUresult impl_primary_ctx_reset(CUdevice dev)
 {
     CUresult rc = begin_device("cuDevicePrimaryCtxReset", dev);
     if (rc == CUDA_SUCCESS)
         sim_mem_free_device(dev);
     return rc;
 }
+SIM_ENTRY(cuDevicePrimaryCtxReset_v2, impl_primary_ctx_reset);
+SIM_ENTRY(cuDevicePrimaryCtxReset, impl_primary_ctx_reset);
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
@@ -367,12 +371,11 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     return sim_begin("cuCtxSynchronize", SIM_NEED_CTX);
 }
 
-/* The real library also exports the pre-_v2 names of these four; their
- * signatures are the same, so they are aliases. */
+/* The real library also exports the pre-_v2 names of these (of the reset:
+ * above); their signatures are the same, so they are aliases. */
 #include "sim_legacy.h"
 
 #define SIM_ALIAS(target) __attribute__((alias(#target)))
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) SIM_ALIAS(cuDevicePrimaryCtxRelease_v2);
-CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) SIM_ALIAS(cuDevicePrimaryCtxReset_v2);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) SIM_ALIAS(cuCtxPushCurrent_v2);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx) SIM_ALIAS(cuCtxPopCurrent_v2);

@@ -121,9 +121,11 @@ static void test_free_realloc_no_events(void)
 
 /* Key-less copies (UCP's memory-type copies pass no remote key): with
  * libgdrx's events the interface remembers recent mappings (a second copy
- * registers nothing), and after CUDA frees the buffer and hands its address
- * out again a copy still lands in the new allocation, never the old one. */
-static void ut_keyless_free_realloc(const char *mem_events)
+ * registers nothing), and after CUDA frees the buffer (a cuMemFree, or a
+ * reset of its primary context, which frees it with no free call) and
+ * hands its address out again a copy still lands in the new allocation,
+ * never the old one. */
+static void ut_keyless_free_realloc(const char *mem_events, int by_reset)
 {
     struct ut_uct u;
     CUdeviceptr d, d2;
@@ -147,7 +149,11 @@ static void ut_keyless_free_realloc(const char *mem_events)
     CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, got, sizeof(got), d, UCT_INVALID_RKEY), UCS_OK);
     CU_ASSERT_EQUAL(memcmp(got, want, sizeof(got)), 0);
 
-    tc_free(d);
+    if (by_reset) {
+        CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    } else {
+        tc_free(d);
+    }
     d2 = tc_alloc(1 << 21);
     CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
     tc_fill(d2, 1 << 21, 2);
@@ -167,12 +173,17 @@ static void ut_keyless_free_realloc(const char *mem_events)
 
 static void test_keyless_free_realloc_events(void)
 {
-    ut_keyless_free_realloc("y");
+    ut_keyless_free_realloc("y", 0);
+}
+
+static void test_keyless_context_reset_events(void)
+{
+    ut_keyless_free_realloc("y", 1);
 }
 
 static void test_keyless_free_realloc_no_events(void)
 {
-    ut_keyless_free_realloc("n");
+    ut_keyless_free_realloc("n", 0);
 }
 
 static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
@@ -235,6 +246,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_free_realloc_no_events),
     GDRX_TEST_CASE(test_keyless_free_realloc_events),
     GDRX_TEST_CASE(test_keyless_free_realloc_no_events),
+    GDRX_TEST_CASE(test_keyless_context_reset_events),
     GDRX_TEST_CASE(test_events_source),
     GDRX_TEST_END
 };

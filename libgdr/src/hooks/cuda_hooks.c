@@ -26,6 +26,7 @@
 enum hook_kind {
     K_FREE32, K_FREE, K_FREE_ASYNC, K_UNMAP,
     K_ALLOC32, K_ALLOC, K_PITCH32, K_PITCH, K_ALLOC_ASYNC, K_ALLOC_POOL, K_MAP,
+    K_CTX_RESET, K_CTX_DESTROY,
     K_GPA, K_GPA2,
     K_COUNT
 };
@@ -48,6 +49,8 @@ typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                            unsigned long long);
+typedef CUresult (*ctx_reset_fn)(CUdevice);
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
                             CUdriverProcAddressQueryResult *);
@@ -67,6 +70,9 @@ static const struct export_entry {
     { "cuMemAllocAsync", K_ALLOC_ASYNC }, { "cuMemAllocAsync_ptsz", K_ALLOC_ASYNC },
     { "cuMemAllocFromPoolAsync", K_ALLOC_POOL }, { "cuMemAllocFromPoolAsync_ptsz", K_ALLOC_POOL },
     { "cuMemMap", K_MAP },
+    /* Whole contexts: every allocation they own goes with them. */
+    { "cuDevicePrimaryCtxReset", K_CTX_RESET }, { "cuDevicePrimaryCtxReset_v2", K_CTX_RESET },
+    { "cuCtxDestroy", K_CTX_DESTROY }, { "cuCtxDestroy_v2", K_CTX_DESTROY },
     /* Last: installation queries cuGetProcAddress before patching it. */
     { "cuGetProcAddress", K_GPA }, { "cuGetProcAddress_v2", K_GPA2 },
 };
@@ -87,6 +93,8 @@ static const struct gpa_entry {
     { "cuMemAllocAsync", 0, K_ALLOC_ASYNC, K_ALLOC_ASYNC },
     { "cuMemAllocFromPoolAsync", 0, K_ALLOC_POOL, K_ALLOC_POOL },
     { "cuMemMap", 0, K_MAP, K_MAP },
+    { "cuDevicePrimaryCtxReset", 0, K_CTX_RESET, K_CTX_RESET },
+    { "cuCtxDestroy", 0, K_CTX_DESTROY, K_CTX_DESTROY },
     { "cuGetProcAddress", 12000, K_GPA2, K_GPA },
 };
 #define N_GPA_NAMES (sizeof(gpa_names) / sizeof(gpa_names[0]))
@@ -102,6 +110,7 @@ static int npatches;                                    /* written under lock */
 static void *libcuda;                                   /* under lock: install's reference */
 static int export_rc[N_EXPORTS];                       /* under lock: each export's last install */
 static gdrx_cuda_hooks_sink_fn sink;                    /* set once, before any patch */
+static gdrx_cuda_hooks_ctx_sink_fn ctx_sink;            /* likewise */
 static range_fn real_range;
 static attr_fn real_attr;
 
@@ -159,14 +168,35 @@ static void leave(bool outer)
 
 /* --------------------------------------------------------------- frees */
 
+/* Whether CUDA will take a free of p: it frees only the base of an
+ * allocation, and refuses (CUDA_ERROR_INVALID_VALUE) anything else, which
+ * must then revoke nothing.  If the range cannot be read for another
+ * reason, the free is assumed to happen. */
+static bool frees_allocation(CUdeviceptr p)
+{
+    CUdeviceptr base = 0;
+    size_t len = 0;
+
+    if (!p)
+        return false;
+    if (!real_range)
+        return true;
+    CUresult r = real_range(&base, &len, p);
+    if (r == CUDA_SUCCESS)
+        return base == p;
+    return r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_NOT_FOUND;
+}
+
 /* a2: the size (cuMemUnmap) or the stream (cuMemFreeAsync). */
 static CUresult free_common(CUdeviceptr p, U a2, REC pt)
 {
     bool outer = enter();
     CUresult r;
 
-    if (outer)
-        report(GDRX_MEM_EVENT_FREE, p, pt->kind == K_UNMAP ? (a2 ? a2 : 1) : 0);
+    if (outer && pt->kind == K_UNMAP)
+        report(GDRX_MEM_EVENT_FREE, p, a2 ? a2 : 1);
+    else if (outer && frees_allocation(p))
+        report(GDRX_MEM_EVENT_FREE, p, 0);
     switch (pt->kind) {
     case K_FREE32: r = ((free32_fn)pt->original)((unsigned int)p); break;
     case K_FREE:   r = ((free_fn)pt->original)(p); break;
@@ -201,6 +231,31 @@ static CUresult h_unmap(CUdeviceptr p, size_t size, U a3, U a4, U a5, REC pt)
 {
     (void)a3; (void)a4; (void)a5;
     return free_common(p, size, pt);
+}
+
+/* ------------------------------------------------------------ contexts */
+
+/* A primary context reset (a1: the device) or a context destroyed (a1:
+ * the context) takes every allocation of the context with it, without a
+ * free call: told before the context goes. */
+static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
+{
+    bool outer = enter();
+    CUresult r;
+
+    (void)a2; (void)a3; (void)a4; (void)a5;
+    if (outer && ctx_sink) {
+        if (pt->kind == K_CTX_RESET)
+            ctx_sink((int)a1, NULL);
+        else if (a1)
+            ctx_sink(-1, (void *)a1);
+    }
+    if (pt->kind == K_CTX_RESET)
+        r = ((ctx_reset_fn)pt->original)((CUdevice)a1);
+    else
+        r = ((ctx_destroy_fn)pt->original)((CUcontext)a1);
+    leave(outer);
+    return r;
 }
 
 /* --------------------------------------------------------- allocations */
@@ -335,7 +390,8 @@ static void *const hook_fn[K_COUNT] = {
     [K_ALLOC32] = (void *)h_alloc32, [K_ALLOC] = (void *)h_alloc,
     [K_PITCH32] = (void *)h_pitch32, [K_PITCH] = (void *)h_pitch,
     [K_ALLOC_ASYNC] = (void *)h_alloc_async, [K_ALLOC_POOL] = (void *)h_alloc_pool,
-    [K_MAP] = (void *)h_map, [K_GPA] = (void *)h_gpa, [K_GPA2] = (void *)h_gpa2,
+    [K_MAP] = (void *)h_map, [K_CTX_RESET] = (void *)h_ctx_gone,
+    [K_CTX_DESTROY] = (void *)h_ctx_gone, [K_GPA] = (void *)h_gpa, [K_GPA2] = (void *)h_gpa2,
 };
 
 /* -------------------------------------------------------- installation */
@@ -443,7 +499,7 @@ static void register_atfork(void)
     (void)pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
-int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
+int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_fn cs)
 {
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     int rc = 0;
@@ -462,6 +518,7 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s)
         return -ENOENT;
     }
     sink = s;
+    ctx_sink = cs;
     pthread_once(&atfork_once, register_atfork);
     in_hook = true;
     rc = install_locked(lib);

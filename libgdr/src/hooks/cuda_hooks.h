@@ -6,7 +6,8 @@
  *
  * Patched (those libcuda has): cuMemFree(_v2), cuMemFreeAsync(_ptsz),
  * cuMemUnmap, cuMemAlloc(_v2), cuMemAllocPitch(_v2), cuMemAllocAsync(_ptsz),
- * cuMemAllocFromPoolAsync(_ptsz), cuMemMap, and cuGetProcAddress(_v2),
+ * cuMemAllocFromPoolAsync(_ptsz), cuMemMap, cuDevicePrimaryCtxReset(_v2),
+ * cuCtxDestroy(_v2), and cuGetProcAddress(_v2),
  * whose results for those names are patched too when they are other
  * addresses than the exports.  One patch reaches every caller: direct
  * calls, dlsym, cuGetProcAddress, the CUDA runtime (shared or static), and
@@ -31,15 +32,23 @@
 typedef void (*gdrx_cuda_hooks_sink_fn)(const struct gdrx_mem_event *ev);
 
 /*
- * Patch libcuda, if the process has it loaded (never loads it).  The sink
- * is set once, by the first call.  Idempotent and thread-safe; hooks stay
+ * Told, in the calling thread and before it happens, that a whole context
+ * and every allocation it owns goes away: the primary context of device
+ * (cuDevicePrimaryCtxReset, which cudaDeviceReset calls), or, with
+ * device < 0, the context ctx (cuCtxDestroy).
+ */
+typedef void (*gdrx_cuda_hooks_ctx_sink_fn)(int device, void *ctx);
+
+/*
+ * Patch libcuda, if the process has it loaded (never loads it).  The sinks
+ * are set by the call that installs (ctx_sink may be NULL).  Idempotent and thread-safe; hooks stay
  * for the life of the process (so the library holding them must never be
  * unloaded: -z nodelete).  Returns 0 when at least one free function is
  * hooked (the others are logged and listed by gdrx_cuda_hooks_entry), -ENOENT
  * when libcuda is not loaded, -ENOTSUP/-EADDRINUSE/-ENOMEM/-errno when no
  * free function could be patched.
  */
-int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink);
+int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink, gdrx_cuda_hooks_ctx_sink_fn ctx_sink);
 
 /* Number of function entries patched now (for tests and diagnostics). */
 int gdrx_cuda_hooks_count(void);
