@@ -49,6 +49,7 @@ int tc_load(void)
     LOADSIM(set_suballoc_alignment, "simcu_set_suballoc_alignment");
     LOADSIM(set_va_reuse, "simcu_set_va_reuse");
     LOADSIM(live_allocations, "simcu_live_allocations");
+    LOADSIM(free_unhooked, "simcu_free_unhooked");
     return tsim.fail_next != NULL;
 }
 
@@ -98,7 +99,8 @@ void tc_free(CUdeviceptr p)
 
 void tc_free_unseen(CUdeviceptr p)
 {
-    CU_ASSERT_EQUAL(tc.MemFree(p), CUDA_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.free_unhooked);
+    CU_ASSERT_EQUAL(tsim.free_unhooked(p), CUDA_SUCCESS);
 }
 
 void tc_pattern(void *buf, size_t len, uint32_t seed)

@@ -44,6 +44,7 @@ struct tsim {
     int  (*set_suballoc_alignment)(size_t bytes);
     int  (*set_va_reuse)(int on);
     long (*live_allocations)(void);
+    CUresult (*free_unhooked)(CUdeviceptr p);
 };
 
 extern struct tcuda tc;
@@ -65,8 +66,11 @@ CUdeviceptr tc_alloc(size_t bytes);
 /* cuMemFree_v2 looked up at the time of the call, as an application that
  * resolves it after gdrx_open would: libgdrx's free hooks see this one. */
 void tc_free(CUdeviceptr p);
-/* cuMemFree_v2 as resolved by tc_load(), before any gdrx_open: a free the
- * hooks do not see (libgdrx learns of it only through gdrx_pin_query). */
+/* A free through no entry point libgdrx hooks (the sim's
+ * simcu_free_unhooked, like a graph's free node): libgdrx learns of it
+ * only through gdrx_pin_query (and the nvrm backend's trace).  A pointer
+ * fetched before gdrx_open would not do: the hooks patch the function
+ * itself, so every pointer to it passes through them. */
 void tc_free_unseen(CUdeviceptr p);
 
 /* Fill / check through CUDA.  tc_fill writes pattern(seed, i) to

@@ -94,8 +94,10 @@ static void test_stale_on_free(void)
     gdrx_close(g);
 }
 
-/* CUDA frees a whole RM object behind libgdrx's back (a free the hooks do
- * not see): the RM_FREE in libcuda's ioctls marks the pin stale. */
+/* CUDA frees a whole RM object behind libgdrx's back (through no entry
+ * point the hooks patch): the RM_FREE in libcuda's ioctls marks the pin
+ * stale.  CUDA's own answer (the buffer id) is made to fail meanwhile, so
+ * the trace alone can tell. */
 static void test_stale_when_object_freed_unseen(void)
 {
     struct nvt_mapped m;
@@ -104,7 +106,9 @@ static void test_stale_when_object_freed_unseen(void)
         return;
     tc_free_unseen(m.p);
     struct gdrx_pin_info info;
+    CU_ASSERT_EQUAL(tsim.fail_next("cuPointerGetAttribute", CUDA_ERROR_UNKNOWN, 100), 0);
     CU_ASSERT_EQUAL(gdrx_pin_query(m.g, m.pin, &info), 0);
+    tsim.fail_next("cuPointerGetAttribute", CUDA_SUCCESS, 0);
     CU_ASSERT_EQUAL(info.stale, 1);
     CU_ASSERT_PTR_NULL(info.cpu_ptr);
     CU_ASSERT(faults(m.cpu, 64 * KiB, 0));

@@ -168,6 +168,11 @@ int simcu_set_va_reuse(int on)
     return 0;
 }
 
+CUresult simcu_free_unhooked(CUdeviceptr p)
+{
+    return sim_mem_free(p);
+}
+
 /* ---- counters ---- */
 
 static long read_counter(const long *c)

@@ -118,6 +118,11 @@ int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out);
 
 /** Allocations / objects currently alive (for leak tests). */
 long simcu_live_allocations(void);
+
+/** Free the allocation based at p the way a path libgdrx does not hook
+ *  would (a graph's free node, a driver-internal release): no exported
+ *  entry point runs.  CUDA_ERROR_INVALID_VALUE if p is no allocation's base. */
+CUresult simcu_free_unhooked(CUdeviceptr p);
 long simcu_live_objects(void);
 
 /**
