@@ -73,7 +73,12 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$T" -
     -L"$OUT" -lgdrx -ldl -Wl,-rpath,"$OUT"
 # The hooks installed while threads run libcuda (tests/gpu/hooks_stress.c);
 # it dlopens the libgdrx it is given, so two builds run under one program.
-$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
-    "$G/hooks_stress.c" -o "$OUT/hooks_stress" -L"$CUDA/lib64/stubs" -lcuda -ldl -pthread
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$SRC/tests/hooks" \
+    -I"$CUDA/include" "$G/hooks_stress.c" "$SRC/tests/hooks/park.c" -o "$OUT/hooks_stress" \
+    -L"$CUDA/lib64/stubs" -lcuda -ldl -pthread
+# Every way CUDA releases memory, against a live pin (tests/gpu/free_paths.c).
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -I"$CUDA/include" \
+    "$G/free_paths.c" "$G/gpu_vmm.c" -o "$OUT/free_paths" -L"$OUT" -lgdrx \
+    -L"$CUDA/lib64/stubs" -lcuda -Wl,-rpath,"$OUT"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
-     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress"
+     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress, $OUT/free_paths"

@@ -11,7 +11,11 @@
  *                                   while the main thread dlopens LIBGDRX
  *                                   and runs gdrx_open (the install),
  *                                   subscribe/unsubscribe and gdrx_close;
- *                                   prints how many processes crashed
+ *                                   before the first gdrx_open it parks a
+ *                                   thread inside one of those entries
+ *                                   (tests/hooks/park.h); prints how many
+ *                                   processes crashed and how many had a
+ *                                   thread parked
  *   hooks_stress trapcost           ns per int3 + SIGTRAP handler round trip
  *                                   (the cost a trap-based patch would add
  *                                   to every call)
@@ -36,6 +40,7 @@
 #include <cuda.h>
 
 #include "gdrx.h"
+#include "park.h"
 
 #define THREADS 8
 
@@ -66,15 +71,22 @@ static void noop_cb(const struct gdrx_mem_event *ev, void *arg)
     (void)arg;
 }
 
+/* Exit status of a child: 0 fine with a thread parked, 4 fine without. */
 static int child(const char *lib)
 {
+    static void *entries[2];
     pthread_t t[THREADS];
     void *h;
-    int bad = 0;
+    int bad = 0, parked = 0;
 
     if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS)
         return 2;
     cuCtxSetCurrent(ctx);
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    entries[0] = cuda ? dlsym(cuda, "cuMemFree_v2") : NULL;
+    entries[1] = cuda ? dlsym(cuda, "cuGetProcAddress_v2") : NULL;
+    if (!entries[0] || !entries[1] || park_init(entries, 2))
+        return 2;
     for (int i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, hammer, NULL);
     while (__atomic_load_n(&calls, __ATOMIC_RELAXED) < 100)
@@ -91,7 +103,10 @@ static int child(const char *lib)
     for (int i = 0; i < 3 && !bad; i++) {
         gdrx_t g;
         gdrx_mem_sub_t s;
+        int p = i == 0 && park_one(t, THREADS);
         bad |= open_(NULL, &g) != 0;
+        park_release(p);
+        parked |= p;
         bad |= !bad && sub_(GDRX_MEM_EVENT_FREE, noop_cb, NULL, &s) != 0;
         bad |= !bad && unsub_(s) != 0;
         if (!bad)
@@ -101,7 +116,7 @@ static int child(const char *lib)
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
-    return bad;
+    return bad ? 1 : parked ? 0 : 4;
 }
 
 /* ------------------------------------------------------- trap cost */
@@ -138,7 +153,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: hooks_stress LIBGDRX ROUNDS | hooks_stress trapcost\n");
         return 2;
     }
-    int rounds = atoi(argv[2]), crashed = 0, failed = 0;
+    int rounds = atoi(argv[2]), crashed = 0, failed = 0, parked = 0;
     for (int i = 0; i < rounds; i++) {
         pid_t pid = fork();
         int st = 0;
@@ -149,11 +164,14 @@ int main(int argc, char **argv)
         if (WIFSIGNALED(st)) {
             crashed++;
             printf("round %d: signal %d\n", i, WTERMSIG(st));
-        } else if (WEXITSTATUS(st)) {
+        } else if (WEXITSTATUS(st) == 0) {
+            parked++;
+        } else if (WEXITSTATUS(st) != 4) {
             failed++;
             printf("round %d: exit %d\n", i, WEXITSTATUS(st));
         }
     }
-    printf("%s: %d processes, %d crashed, %d failed\n", argv[1], rounds, crashed, failed);
+    printf("%s: %d processes (%d with a thread parked in an entry), %d crashed, %d failed\n",
+           argv[1], rounds, parked, crashed, failed);
     return crashed || failed;
 }

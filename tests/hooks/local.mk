@@ -69,7 +69,7 @@ tests_hooks_test_ucx_cuda_SOURCES = tests/hooks/test_ucx_cuda.c
 tests_hooks_test_ucx_cuda_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr
 tests_hooks_test_ucx_cuda_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)
-EXTRA_DIST += tests/gpu/hooks_sanity.cu tests/gpu/hooks_stress.c
+EXTRA_DIST += tests/gpu/hooks_sanity.cu tests/gpu/hooks_stress.c tests/gpu/free_paths.c
 
 # Installing the hooks while threads run every hooked entry point: this
 # suite's own copy of the installer, armed and disarmed 100,000 times, and
@@ -78,6 +78,8 @@ check_PROGRAMS += tests/hooks/test_stress
 GDRX_SUITES    += tests/hooks/test_stress
 tests_hooks_test_stress_SOURCES = \
 	tests/hooks/test_stress.c \
+	tests/hooks/park.h \
+	tests/hooks/park.c \
 	libgdr/src/log.c \
 	$(GDRX_HOOKS_SOURCES)
 tests_hooks_test_stress_CPPFLAGS = $(HOOKS_TEST_CPPFLAGS)

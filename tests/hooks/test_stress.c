@@ -20,12 +20,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -33,6 +31,7 @@
 #include "cuda_hooks.h"
 #include "gdrx.h"
 #include "gdrx_test.h"
+#include "park.h"
 
 #define THREADS 4
 
@@ -52,64 +51,7 @@ static volatile int stop;
 static unsigned long calls, errors; /* atomic */
 static pthread_t threads[THREADS];
 
-/* ------------------------------------------------------------ parking */
-
 static void *entries[6];  /* the hooked entries of fn, as addresses */
-enum park { PARK_IDLE, PARK_WANTED, PARK_PARKED, PARK_GO };
-static int park_state;    /* atomic */
-static unsigned parked;   /* how many installs found a thread parked */
-
-/* If this thread was interrupted after the first byte of a hooked entry
- * and before its eighth (what a 7-byte patch would cover), wait there. */
-static void on_park(int sig, siginfo_t *si, void *ucv)
-{
-    const uint8_t *ip = (const uint8_t *)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
-    int want = PARK_WANTED;
-
-    (void)sig;
-    (void)si;
-    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-        const uint8_t *e = entries[i];
-        if (ip > e && ip < e + 8 &&
-            __atomic_compare_exchange_n(&park_state, &want, PARK_PARKED, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
-            while (__atomic_load_n(&park_state, __ATOMIC_ACQUIRE) != PARK_GO)
-                sched_yield();
-            __atomic_store_n(&park_state, PARK_IDLE, __ATOMIC_RELEASE);
-            return;
-        }
-    }
-}
-
-/* Try to park one hammering thread inside an entry; true if one is. */
-static int park_one(void)
-{
-    __atomic_store_n(&park_state, PARK_WANTED, __ATOMIC_RELEASE);
-    for (int i = 0; i < 2000; i++) {
-        pthread_kill(threads[i % THREADS], SIGURG);
-        sched_yield();
-        if (__atomic_load_n(&park_state, __ATOMIC_ACQUIRE) == PARK_PARKED) {
-            parked++;
-            return 1;
-        }
-    }
-    int want = PARK_WANTED;
-    if (__atomic_compare_exchange_n(&park_state, &want, PARK_IDLE, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-        return 0;
-    parked++; /* parked just now */
-    return 1;
-}
-
-/* Let a parked thread run on (over the patched entry), once it is back. */
-static void unpark(int was_parked)
-{
-    if (!was_parked)
-        return;
-    __atomic_store_n(&park_state, PARK_GO, __ATOMIC_RELEASE);
-    while (__atomic_load_n(&park_state, __ATOMIC_ACQUIRE) != PARK_IDLE)
-        sched_yield();
-}
 
 static void cuda_setup(void)
 {
@@ -163,9 +105,7 @@ static void *hammer(void *arg)
 
 static void start(void)
 {
-    struct sigaction sa = { .sa_sigaction = on_park, .sa_flags = SA_SIGINFO | SA_RESTART };
-
-    CU_ASSERT_EQUAL_FATAL(sigaction(SIGURG, &sa, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(park_init(entries, sizeof(entries) / sizeof(entries[0])), 0);
     stop = 0;
     for (int i = 0; i < THREADS; i++)
         CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[i], NULL, hammer, NULL), 0);
@@ -214,18 +154,18 @@ static void test_install_cycles(void)
     cuda_setup();
     start();
     for (unsigned n = 0; installs < want; n++) {
-        int p = n % 64 == 0 && n < 1024 && park_one();
+        int p = n % 64 == 0 && n < 1024 && park_one(threads, THREADS);
         CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink, NULL), 0);
-        unpark(p);
+        park_release(p);
         installs += (unsigned long)gdrx_cuda_hooks_count();
-        p = n % 64 == 32 && n < 1024 && park_one();
+        p = n % 64 == 32 && n < 1024 && park_one(threads, THREADS);
         gdrx_cuda_hooks_remove();
-        unpark(p);
+        park_release(p);
     }
     finish();
     printf("\n    %lu entry-point installs, %u with a thread parked in an entry, "
-           "%lu calls meanwhile, %lu events\n", installs, parked, calls, events);
-    CU_ASSERT(parked > 0 || getenv_is("GDRX_SANITIZE", "thread")); /* TSan delays signals */
+           "%lu calls meanwhile, %lu events\n", installs, park_count(), calls, events);
+    CU_ASSERT(park_count() > 0 || getenv_is("GDRX_SANITIZE", "thread")); /* TSan delays signals */
     CU_ASSERT_EQUAL(errors, 0);
     CU_ASSERT(events > 0); /* the hooks were live while the threads ran */
     CU_ASSERT(calls > 6 * THREADS);
@@ -260,9 +200,9 @@ static int child(void)
     cuda_setup();
     start();
     for (int i = 0; i < 3; i++) {
-        int p = i == 0 && park_one();
+        int p = i == 0 && park_one(threads, THREADS);
         bad |= gdrx_open(NULL, &g) != 0;
-        unpark(p);
+        park_release(p);
         for (int j = 0; !bad && j < 3; j++) {
             bad |= gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, noop_cb, NULL, &sub) != 0;
             bad |= !bad && gdrx_mem_events_unsubscribe(sub) != 0;
@@ -273,7 +213,7 @@ static int child(void)
     finish();
     if (bad || errors)
         return 1;
-    return parked ? 0 : 4;
+    return park_count() ? 0 : 4;
 }
 
 static void test_install_processes(void)

@@ -1,0 +1,297 @@
+/*
+ * free_paths.c - every way CUDA releases device memory, against a live
+ * libgdrx pin of that memory, on a real GPU (the H200 of the device tool;
+ * the simulated GPU's tests cover the paths the sim has).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * For each path: pin and map the memory, copy through the mapping (0),
+ * release the memory that way, then copy again.  A revoked pin returns
+ * -ESTALE; "NOT REVOKED" means copies still reach whatever the memory
+ * became.  The FREE events a subscriber saw are counted too.  Paths:
+ *   free            cuMemFree
+ *   refused-free    cuMemFree(base + 64 KiB): CUDA refuses, must revoke nothing
+ *   free-async      cuMemFreeAsync, stream sync, cuMemPoolTrimTo(pool, 0)
+ *   vmm             cuMemUnmap + cuMemRelease of cuMemCreate'd memory
+ *   ctx-destroy     cuCtxDestroy of a context owning the allocation
+ *   graph-free      a graph's free node (cuGraphAddMemFreeNode), launched
+ *   ipc-close       cuIpcCloseMemHandle in a second process
+ *   primary-reset   cuDevicePrimaryCtxReset (what cudaDeviceReset calls)
+ * Exit status: the number of paths whose result is wrong (refused-free must
+ * stay live, every other path must be revoked).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "gdrx.h"
+#include "gpu_vmm.h"
+
+#define LEN (2u << 20)
+
+static gdrx_t g;
+static int frees_seen, wrong;
+
+static void on_free(const struct gdrx_mem_event *ev, void *arg)
+{
+    (void)ev;
+    (void)arg;
+    __atomic_fetch_add(&frees_seen, 1, __ATOMIC_RELAXED);
+}
+
+struct probe {
+    gdrx_pin_t pin;
+    void      *cpu;
+};
+
+static int arm(struct probe *pr, CUdeviceptr p)
+{
+    uint64_t v = 0x1122334455667788ull;
+
+    if (gdrx_pin(g, p, 4096, 0, &pr->pin) || gdrx_map(g, pr->pin, &pr->cpu))
+        return -1;
+    return gdrx_copy_to_mapping(pr->pin, pr->cpu, &v, sizeof(v));
+}
+
+/* After the release: report, and count a result other than expected. */
+static void verdict(const char *path, struct probe *pr, int before, int expect_live)
+{
+    uint64_t v = 1;
+    int rc = gdrx_copy_to_mapping(pr->pin, pr->cpu, &v, sizeof(v));
+    int events = __atomic_load_n(&frees_seen, __ATOMIC_RELAXED) - before;
+    int ok = expect_live ? rc == 0 && events == 0 : rc == -ESTALE;
+
+    printf("%-14s copy after: %-12s FREE events: %d   %s\n", path,
+           rc == -ESTALE ? "-ESTALE" : rc == 0 ? "0 NOT REVOKED" : gdrx_strerror(rc), events,
+           ok ? "ok" : "WRONG");
+    wrong += !ok;
+    gdrx_unmap(g, pr->pin);
+    gdrx_unpin(g, pr->pin);
+}
+
+#define CK(call)                                                                   \
+    do {                                                                           \
+        CUresult r_ = (call);                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                  \
+            printf("%-14s %s failed (%d): not run\n", path, #call, (int)r_);        \
+            wrong++;                                                               \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+static void path_free(int refused)
+{
+    const char *path = refused ? "refused-free" : "free";
+    struct probe pr;
+    CUdeviceptr p;
+
+    CK(cuMemAlloc(&p, LEN));
+    CK(arm(&pr, p) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    int before = frees_seen;
+    if (refused) {
+        CUresult r = cuMemFree(p + 65536);
+        verdict(path, &pr, before, 1);
+        if (r != CUDA_ERROR_INVALID_VALUE)
+            printf("%-14s cuMemFree(base + 64 KiB) returned %d\n", path, (int)r);
+        cuMemFree(p);
+        return;
+    }
+    CK(cuMemFree(p));
+    verdict(path, &pr, before, 0);
+}
+
+static void path_free_async(void)
+{
+    const char *path = "free-async";
+    CUmemoryPool pool;
+    CUstream s;
+    struct probe pr;
+    CUdeviceptr p;
+
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuDeviceGetDefaultMemPool(&pool, 0));
+    CK(cuMemAllocAsync(&p, LEN, s));
+    CK(cuStreamSynchronize(s));
+    CK(arm(&pr, p) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    int before = frees_seen;
+    CK(cuMemFreeAsync(p, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemPoolTrimTo(pool, 0));
+    verdict(path, &pr, before, 0);
+    cuStreamDestroy(s);
+}
+
+static void path_vmm(void)
+{
+    const char *path = "vmm", *what = "";
+    struct vmm m;
+    struct probe pr;
+
+    CUresult r = vmm_create(&m, LEN, &what);
+    if (r != CUDA_SUCCESS) {
+        printf("%-14s %s failed (%d): not run\n", path, what, (int)r);
+        wrong++;
+        return;
+    }
+    CK(arm(&pr, m.va) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    int before = frees_seen;
+    CK(cuMemUnmap(m.va, m.size));
+    CK(cuMemRelease(m.h));
+    verdict(path, &pr, before, 0);
+    cuMemAddressFree(m.va, m.size);
+}
+
+static void path_ctx_destroy(void)
+{
+    const char *path = "ctx-destroy";
+    CUcontext prev = NULL, c;
+    CUdevice dev;
+    struct probe pr;
+    CUdeviceptr p;
+
+    CK(cuCtxGetCurrent(&prev));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuCtxCreate(&c, NULL, 0, dev));
+    CK(cuMemAlloc(&p, LEN));
+    CK(arm(&pr, p) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    int before = frees_seen;
+    CK(cuCtxDestroy(c));
+    CK(cuCtxSetCurrent(prev));
+    verdict(path, &pr, before, 0);
+}
+
+static void path_graph_free(void)
+{
+    const char *path = "graph-free";
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    CUgraph graph;
+    CUgraphNode an, fn;
+    CUgraphExec exec;
+    CUstream s;
+    struct probe pr;
+
+    memset(&ap, 0, sizeof(ap));
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = 0;
+    ap.bytesize = LEN;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuGraphCreate(&graph, 0));
+    CK(cuGraphAddMemAllocNode(&an, graph, NULL, 0, &ap));
+    CK(cuGraphInstantiate(&exec, graph, 0));
+    CK(cuGraphLaunch(exec, s));
+    CK(cuStreamSynchronize(s));
+    CK(arm(&pr, ap.dptr) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    CUgraph fg;
+    CUgraphExec fexec;
+    CK(cuGraphCreate(&fg, 0));
+    CK(cuGraphAddMemFreeNode(&fn, fg, NULL, 0, ap.dptr));
+    CK(cuGraphInstantiate(&fexec, fg, 0));
+    int before = frees_seen;
+    CK(cuGraphLaunch(fexec, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuDeviceGraphMemTrim(0));
+    verdict(path, &pr, before, 0);
+    cuGraphExecDestroy(fexec);
+    cuGraphExecDestroy(exec);
+    cuStreamDestroy(s);
+}
+
+/* The child: open the parent's allocation, pin it, close it. */
+static int ipc_child(const char *hex)
+{
+    const char *path = "ipc-close";
+    CUipcMemHandle h;
+    CUcontext c;
+    CUdeviceptr p;
+    struct probe pr;
+    gdrx_mem_sub_t sub;
+
+    for (size_t i = 0; i < sizeof(h.reserved); i++)
+        sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&h.reserved[i]);
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) || gdrx_open(NULL, &g) ||
+        gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_free, NULL, &sub))
+        return 100;
+    if (cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) || arm(&pr, p))
+        return 101;
+    int before = frees_seen;
+    if (cuIpcCloseMemHandle(p))
+        return 102;
+    verdict(path, &pr, before, 0);
+    return wrong;
+}
+
+static void path_ipc_close(void)
+{
+    const char *path = "ipc-close";
+    CUipcMemHandle h;
+    CUdeviceptr p;
+    char hex[2 * sizeof(h.reserved) + 1];
+
+    CK(cuMemAlloc(&p, LEN));
+    CK(cuIpcGetMemHandle(&h, p));
+    for (size_t i = 0; i < sizeof(h.reserved); i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h.reserved[i]);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "free_paths", "ipc-child", hex, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        printf("%-14s child status %#x\n", path, st);
+        wrong++;
+    }
+    cuMemFree(p);
+}
+
+static void path_primary_reset(void)
+{
+    const char *path = "primary-reset";
+    struct probe pr;
+    CUdeviceptr p;
+
+    CK(cuMemAlloc(&p, LEN));
+    CK(arm(&pr, p) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS);
+    int before = frees_seen;
+    CK(cuDevicePrimaryCtxReset(0));
+    verdict(path, &pr, before, 0);
+}
+
+int main(int argc, char **argv)
+{
+    gdrx_mem_sub_t sub;
+    CUcontext c;
+
+    if (argc == 3 && strcmp(argv[1], "ipc-child") == 0)
+        return ipc_child(argv[2]);
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c)) {
+        printf("no GPU: not run\n");
+        return 3;
+    }
+    int rc = gdrx_open(NULL, &g);
+    if (rc || gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_free, NULL, &sub)) {
+        printf("gdrx_open: %s: not run\n", gdrx_strerror(rc));
+        return 3;
+    }
+    path_free(0);
+    path_free(1);
+    path_free_async();
+    path_vmm();
+    path_ctx_destroy();
+    path_graph_free();
+    path_ipc_close();
+    path_primary_reset(); /* last: the primary context's memory all goes */
+    printf("%d path(s) wrong\n", wrong);
+    return wrong;
+}
