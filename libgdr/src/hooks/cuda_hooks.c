@@ -65,6 +65,8 @@ static const struct export_entry {
     { "cuMemFree", K_FREE32 }, { "cuMemFree_v2", K_FREE },
     { "cuMemFreeAsync", K_FREE_ASYNC }, { "cuMemFreeAsync_ptsz", K_FREE_ASYNC },
     { "cuMemUnmap", K_UNMAP },
+    /* An imported allocation goes from this process as a free would. */
+    { "cuIpcCloseMemHandle", K_FREE },
     { "cuMemAlloc", K_ALLOC32 }, { "cuMemAlloc_v2", K_ALLOC },
     { "cuMemAllocPitch", K_PITCH32 }, { "cuMemAllocPitch_v2", K_PITCH },
     { "cuMemAllocAsync", K_ALLOC_ASYNC }, { "cuMemAllocAsync_ptsz", K_ALLOC_ASYNC },
@@ -88,6 +90,7 @@ static const struct gpa_entry {
     { "cuMemFree", 3020, K_FREE, K_FREE32 },
     { "cuMemFreeAsync", 0, K_FREE_ASYNC, K_FREE_ASYNC },
     { "cuMemUnmap", 0, K_UNMAP, K_UNMAP },
+    { "cuIpcCloseMemHandle", 0, K_FREE, K_FREE },
     { "cuMemAlloc", 3020, K_ALLOC, K_ALLOC32 },
     { "cuMemAllocPitch", 3020, K_PITCH, K_PITCH32 },
     { "cuMemAllocAsync", 0, K_ALLOC_ASYNC, K_ALLOC_ASYNC },

@@ -5,11 +5,11 @@
  * SPDX-License-Identifier: MIT
  *
  * Patched (those libcuda has): cuMemFree(_v2), cuMemFreeAsync(_ptsz),
- * cuMemUnmap, cuMemAlloc(_v2), cuMemAllocPitch(_v2), cuMemAllocAsync(_ptsz),
- * cuMemAllocFromPoolAsync(_ptsz), cuMemMap, cuDevicePrimaryCtxReset(_v2),
- * cuCtxDestroy(_v2), and cuGetProcAddress(_v2),
- * whose results for those names are patched too when they are other
- * addresses than the exports.  One patch reaches every caller: direct
+ * cuMemUnmap, cuIpcCloseMemHandle, cuMemAlloc(_v2), cuMemAllocPitch(_v2),
+ * cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz), cuMemMap,
+ * cuDevicePrimaryCtxReset(_v2), cuCtxDestroy(_v2), and
+ * cuGetProcAddress(_v2), whose results for those names are patched too
+ * when they are other addresses than the exports.  One patch reaches every caller: direct
  * calls, dlsym, cuGetProcAddress, the CUDA runtime (shared or static), and
  * pointers fetched before installation.  See docs/free-interception.md.
  */
