@@ -65,6 +65,7 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_copy_to_mapping.3 \
 	libgdr/man/gdrx_copy_from_mapping.3 \
 	libgdr/man/gdrx_get_attr.3 \
+	libgdr/man/gdrx_mem_events_hook.3 \
 	libgdr/man/gdrx_get_version.3 \
 	libgdr/man/gdrx_strerror.3 \
 	libgdr/man/gdrx_backend_name.3 \

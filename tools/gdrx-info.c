@@ -107,6 +107,7 @@ int main(int argc, char **argv)
     info_gpus(r, &host);
     info_driver(r, &host);
     int works = info_backends(r, &host);
+    info_hooks(r);
     cpu_and_copy(r);
     if (ucx)
         info_ucx(r);

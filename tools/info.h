@@ -69,6 +69,9 @@ void info_gpus(struct info_report *r, struct info_host *h);
 /* info_backends.c: open each backend, say why those that fail do; the
  * number that open. */
 int info_backends(struct info_report *r, const struct info_host *h);
+/* info_hooks.c: which of libcuda's entry points libgdrx's memory hooks
+ * patched (after info_backends, whose probes install them). */
+void info_hooks(struct info_report *r);
 /* info_ucx.c: the UCX found and whether the gdrx transport loads in it. */
 void info_ucx(struct info_report *r);
 

@@ -302,6 +302,17 @@ int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb,
  */
 int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub);
 
+/**
+ * The index-th libcuda entry point the interception patches: its name in
+ * *name and, in *result, how its installation went: 0 hooked, -ENOENT not
+ * exported by this libcuda (nobody can call it), -ENODATA not installed
+ * (yet), else why it could not be hooked (frees through it are then not
+ * seen).  Returns 0, -ENOENT past the last one, -EINVAL for NULL pointers,
+ * -ENOSYS without interception on this platform.  For diagnostics
+ * (gdrx-info); installs nothing.
+ */
+int gdrx_mem_events_hook(unsigned index, const char **name, int *result);
+
 /** Library version (of the .so actually loaded). */
 void gdrx_get_version(int *major, int *minor, int *patch);
 

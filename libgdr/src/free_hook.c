@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "log.h"
 #include "mem_events.h"
 #ifdef GDRX_HAVE_FREE_HOOKS
@@ -78,6 +79,18 @@ int gdrx_free_hook_enable(void)
     }
     pthread_mutex_unlock(&hook_lock);
     return rc;
+}
+
+GDRX_EXPORT int gdrx_mem_events_hook(unsigned index, const char **name, int *result)
+{
+    if (!name || !result)
+        return -EINVAL;
+#ifdef GDRX_HAVE_FREE_HOOKS
+    return gdrx_cuda_hooks_entry(index, name, result);
+#else
+    (void)index;
+    return -ENOSYS;
+#endif
 }
 
 int gdrx_free_hook_active(void)

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "gdrx.h"
@@ -254,6 +255,58 @@ static void test_disabled_by_env(void)
     CU_ASSERT_EQUAL(ev_log.n, 0);
 }
 
+/* The result gdrx_mem_events_hook gives for the entry point `want`. */
+static int hook_result(const char *want)
+{
+    const char *name;
+    int res;
+
+    for (unsigned i = 0; gdrx_mem_events_hook(i, &name, &res) == 0; i++)
+        if (strcmp(name, want) == 0)
+            return res;
+    return 1;
+}
+
+/* The page where entry_patch.h's one-byte patch of fn lands. */
+static uintptr_t landing_page(const uint8_t *fn)
+{
+    int32_t d;
+
+    memcpy(&d, fn + 1, 4);
+    return ((uintptr_t)fn + 5 + (intptr_t)d) & ~(uintptr_t)4095;
+}
+
+/* An entry point whose landing address is taken is left alone, the others
+ * are hooked, and gdrx_mem_events_hook says which is which. */
+static void test_partial_install(void)
+{
+    gdrx_mem_sub_t sub;
+    const char *name;
+    int res, n = 0;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    const uint8_t *fn = lib ? dlsym(lib, "cuDevicePrimaryCtxReset") : NULL;
+    const uint8_t *fr = lib ? dlsym(lib, "cuMemFree_v2") : NULL;
+
+    CU_ASSERT_FATAL(fn && fr);
+    ev_cuda_setup();
+    CU_ASSERT_EQUAL(hook_result("cuMemFree_v2"), -ENODATA); /* nothing installed yet */
+    uintptr_t page = landing_page(fn);
+    CU_ASSERT_NOT_EQUAL_FATAL(page, landing_page(fr)); /* the frees keep theirs */
+    void *m = mmap((void *)page, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                   -1, 0);
+    CU_ASSERT(m == (void *)page || (m == MAP_FAILED && errno == EEXIST)); /* taken either way */
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, ev_record, &ev_log, &sub), 0);
+    CU_ASSERT_EQUAL(hook_result("cuDevicePrimaryCtxReset"), -EADDRINUSE);
+    CU_ASSERT_EQUAL(hook_result("cuMemFree_v2"), 0);
+    CU_ASSERT_EQUAL(hook_result("cuMemAlloc"), -ENOENT); /* the sim has no legacy export */
+    while (gdrx_mem_events_hook((unsigned)n, &name, &res) == 0)
+        n++;
+    CU_ASSERT(n > 16);
+    CU_ASSERT_EQUAL(gdrx_mem_events_hook((unsigned)n, &name, &res), -ENOENT);
+    CU_ASSERT_EQUAL(gdrx_mem_events_hook(0, NULL, &res), -EINVAL);
+    ev_expect_free(free_direct, ev_alloc(4096)); /* the rest works */
+}
+
 static void test_query(void)
 {
     struct gdrx_mem_info info;
@@ -287,5 +340,6 @@ const struct gdrx_test_case event_cases[] = {
     GDRX_TEST_CASE(test_bad_input),
     GDRX_TEST_CASE(test_disabled_by_env),
     GDRX_TEST_CASE(test_query),
+    GDRX_TEST_CASE(test_partial_install),
     GDRX_TEST_END
 };

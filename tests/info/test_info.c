@@ -289,6 +289,20 @@ static const char *permission_case_setup(void)
     return NULL;
 }
 
+/* The hooks the backends' probes installed: all that the simulated libcuda
+ * exports; none with GDRX_FREE_HOOKS=0. */
+static void test_hooks_section(void)
+{
+    CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
+    HAS("\nCUDA hooks\n  hooked         8 of the 8 entry points this libcuda exports\n");
+    HAS("cuMemFree_v2, cuMemFreeAsync, cuMemAlloc_v2");
+    LACKS("CUDA hooks:");
+    CU_ASSERT_EQUAL(info("", "--no-ucx --json"), 0);
+    HAS("\"hooks\": {\"hooked\": \"8 of the 8 entry points this libcuda exports\"");
+    CU_ASSERT_EQUAL(info("GDRX_FREE_HOOKS=0", "--no-ucx"), 0);
+    HAS("\nCUDA hooks\n  state          not installed (GDRX_FREE_HOOKS=0");
+}
+
 static void test_backend_env(void)
 {
     CU_ASSERT_EQUAL(info("GDRX_BACKEND=bogus", "--no-ucx"), 0);
@@ -437,6 +451,7 @@ static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_nvrm_emulated),
     GDRX_TEST_CASE(test_gdrdrv_node),
     GDRX_TEST_CASE(test_gdrdrv_permission),
+    GDRX_TEST_CASE(test_hooks_section),
     GDRX_TEST_CASE(test_backend_env),
     GDRX_TEST_CASE(test_fake_root),
     GDRX_TEST_CASE(test_nvml_bar1),
