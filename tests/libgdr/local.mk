@@ -98,3 +98,14 @@ GDRX_SUITES    += tests/libgdr/test_handles
 tests_libgdr_test_handles_SOURCES  = tests/libgdr/test_handles.c
 tests_libgdr_test_handles_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_handles_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+# GDRX_* ignored in an AT_SECURE process (a setgid copy of env_probe run by
+# user 65534; as root only), and no plain getenv of them in libgdrx.
+check_PROGRAMS += tests/libgdr/env_probe tests/libgdr/test_env
+GDRX_SUITES    += tests/libgdr/test_env
+tests_libgdr_env_probe_SOURCES  = tests/libgdr/env_probe.c libgdr/src/log.c
+tests_libgdr_env_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src
+tests_libgdr_env_probe_LDADD    = -lpthread
+tests_libgdr_test_env_SOURCES   = tests/libgdr/test_env.c
+tests_libgdr_test_env_CPPFLAGS  = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_env_LDADD     = $(GDRX_TEST_LIBS)
