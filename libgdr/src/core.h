@@ -152,6 +152,10 @@ void gdrx_core_context_released(int device, void *cuctx,
 
 /* fork.c: register the fork handlers (once; at the first gdrx_open). */
 int gdrx_fork_guard_enable(void);
+/* fork.c: keep fork out while a backend pins or maps (it may map GPU memory
+ * before marking it MADV_DONTFORK).  Taken after pin->lock. */
+void gdrx_fork_hold(void);
+void gdrx_fork_release(void);
 
 /* backend_select.c: open the backend params/env ask for, or only find
  * out which would open (probe: nothing stays open). */

@@ -23,10 +23,27 @@
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_status;
 
+/* A backend maps GPU memory, then marks the mapping MADV_DONTFORK: a fork
+ * in between would hand the child a live mapping.  Backend pins and maps
+ * hold this for reading (many at once); fork takes it for writing, first,
+ * so it waits for them and none starts until it is done. */
+static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void gdrx_fork_hold(void)
+{
+    pthread_rwlock_rdlock(&map_lock);
+}
+
+void gdrx_fork_release(void)
+{
+    pthread_rwlock_unlock(&map_lock);
+}
+
 /* The table locks guard the free lists a new context or pin of the child
  * would use: taken around fork so that the child gets them consistent. */
 static void fork_prepare(void)
 {
+    pthread_rwlock_wrlock(&map_lock); /* first: its holders take no other of these */
     gdrx_pin_index_fork_prepare();
     pthread_mutex_lock(&gdrx_ctx_table.lock);
     pthread_mutex_lock(&gdrx_pin_table.lock);
@@ -37,6 +54,7 @@ static void fork_parent(void)
     pthread_mutex_unlock(&gdrx_pin_table.lock);
     pthread_mutex_unlock(&gdrx_ctx_table.lock);
     gdrx_pin_index_fork_parent();
+    pthread_rwlock_unlock(&map_lock);
 }
 
 static void mark_ctx(struct gdrx_hslot *s, void *arg)
@@ -65,6 +83,7 @@ static void fork_child(void)
     pthread_mutex_unlock(&gdrx_pin_table.lock);
     pthread_mutex_unlock(&gdrx_ctx_table.lock);
     gdrx_pin_index_fork_child();
+    pthread_rwlock_unlock(&map_lock);
 }
 
 static void fork_register(void)

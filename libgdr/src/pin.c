@@ -142,7 +142,9 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, req->alloc_base + req->alloc_size);
     if (rc)
         goto err_slot;
+    gdrx_fork_hold(); /* a backend may map while it pins (dmabuf's probe) */
     rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
+    gdrx_fork_release();
     if (rc == 0 && (pin->bp.pin_base > req->dptr ||
                     req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
                     pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len)) {

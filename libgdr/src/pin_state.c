@@ -90,7 +90,9 @@ int gdrx_pin_on_map(struct gdrx_pin *pin)
     default:
         return state_errno(pin->state); /* -ESTALE, -ECHILD or -EINVAL */
     }
+    gdrx_fork_hold(); /* no fork between the backend's mmap and its MADV_DONTFORK */
     int rc = pin->ops->map(pin->bctx, &pin->bp);
+    gdrx_fork_release();
     if (rc)
         return rc;
     const struct gdrx_backend_pin *bp = &pin->bp;

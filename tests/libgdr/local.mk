@@ -85,7 +85,9 @@ check_PROGRAMS += tests/libgdr/test_fork
 GDRX_SUITES    += tests/libgdr/test_fork
 tests_libgdr_test_fork_SOURCES  = tests/libgdr/test_fork.c
 tests_libgdr_test_fork_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
-tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+# -rdynamic: its madvise (a fork in the middle of a map) is the one libgdrx calls.
+tests_libgdr_test_fork_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 
 check_PROGRAMS += tests/libgdr/test_cuda_load
 GDRX_SUITES    += tests/libgdr/test_cuda_load

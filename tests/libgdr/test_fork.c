@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,9 +146,69 @@ static void test_child_dead_handles(void)
     tc_free(a);
 }
 
+/* ---- a fork while another thread maps ----
+ * The backend mmaps GPU memory and then marks it MADV_DONTFORK.  This
+ * program's madvise (exported, -rdynamic, so libgdrx calls it) opens that
+ * window wide: at the armed MADV_DONTFORK it has another thread fork and
+ * waits up to 300 ms for the fork to happen before marking.  libgdrx keeps
+ * fork out until the map is done, so the child never has the mapping. */
+static int race_armed;
+static volatile int race_forked;
+static void *race_addr;
+static pid_t race_child;
+
+static void *race_fork(void *arg)
+{
+    (void)arg;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(in_proc_maps(race_addr) == 0 ? 0 : 1);
+    race_child = pid;
+    race_forked = 1;
+    return NULL;
+}
+
+int madvise(void *addr, size_t len, int advice);
+int madvise(void *addr, size_t len, int advice)
+{
+    static pthread_t forker;
+
+    if (advice == MADV_DONTFORK && __atomic_exchange_n(&race_armed, 0, __ATOMIC_ACQ_REL)) {
+        race_addr = addr;
+        if (pthread_create(&forker, NULL, race_fork, NULL) == 0)
+            for (int i = 0; i < 300 && !race_forked; i++)
+                usleep(1000);
+    }
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+static void test_fork_during_map(void)
+{
+    void *cpu;
+    gdrx_pin_t pin;
+    int st = 0;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(64 * KiB);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a, 64 * KiB, 0, &pin), 0);
+    __atomic_store_n(&race_armed, 1, __ATOMIC_RELEASE);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
+    CU_ASSERT_EQUAL(race_armed, 0); /* the window was opened */
+    for (int i = 0; i < 5000 && !race_forked; i++)
+        usleep(1000);
+    CU_ASSERT_FATAL(race_forked);
+    CU_ASSERT_EQUAL(waitpid(race_child, &st, 0), race_child);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* no live mapping in the child */
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(a);
+}
+
 static const struct gdrx_test_case fork_cases[] = {
     GDRX_TEST_CASE(test_child_gets_echild),
     GDRX_TEST_CASE(test_child_dead_handles),
+    GDRX_TEST_CASE(test_fork_during_map),
     GDRX_TEST_END,
 };
 
