@@ -173,20 +173,21 @@ static void leave(bool outer)
 
 /* Whether CUDA will take a free of p: it frees only the base of an
  * allocation, and refuses (CUDA_ERROR_INVALID_VALUE) anything else, which
- * must then revoke nothing.  If the range cannot be read for another
- * reason, the free is assumed to happen. */
-static bool frees_allocation(CUdeviceptr p)
+ * must then revoke nothing.  *len: the allocation's size, 0 if the range
+ * could not be read for another reason (the free is then assumed). */
+static bool frees_allocation(CUdeviceptr p, size_t *len)
 {
     CUdeviceptr base = 0;
-    size_t len = 0;
 
+    *len = 0;
     if (!p)
         return false;
     if (!real_range)
         return true;
-    CUresult r = real_range(&base, &len, p);
+    CUresult r = real_range(&base, len, p);
     if (r == CUDA_SUCCESS)
         return base == p;
+    *len = 0;
     return r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_NOT_FOUND;
 }
 
@@ -194,12 +195,13 @@ static bool frees_allocation(CUdeviceptr p)
 static CUresult free_common(CUdeviceptr p, U a2, REC pt)
 {
     bool outer = enter();
+    size_t len;
     CUresult r;
 
     if (outer && pt->kind == K_UNMAP)
         report(GDRX_MEM_EVENT_FREE, p, a2 ? a2 : 1);
-    else if (outer && frees_allocation(p))
-        report(GDRX_MEM_EVENT_FREE, p, 0);
+    else if (outer && frees_allocation(p, &len))
+        report(GDRX_MEM_EVENT_FREE, p, len); /* 0: report looks again */
     switch (pt->kind) {
     case K_FREE32: r = ((free32_fn)pt->original)((unsigned int)p); break;
     case K_FREE:   r = ((free_fn)pt->original)(p); break;
