@@ -103,7 +103,7 @@ static int child(const char *lib)
     for (int i = 0; i < 3 && !bad; i++) {
         gdrx_t g;
         gdrx_mem_sub_t s;
-        int p = i == 0 && park_one(t, THREADS);
+        int p = i == 0 && park_one(t, THREADS, 300);
         bad |= open_(NULL, &g) != 0;
         park_release(p);
         parked |= p;

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 #include <ucontext.h>
 
 enum park { PARK_IDLE, PARK_WANTED, PARK_PARKED, PARK_GO };
@@ -47,13 +48,22 @@ int park_init(void *const *e, size_t n)
     return sigaction(SIGURG, &sa, NULL) ? -errno : 0;
 }
 
-int park_one(const pthread_t *threads, size_t n)
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int park_one(const pthread_t *threads, size_t n, unsigned budget_ms)
 {
     int want = PARK_WANTED;
+    double end = now_ms() + budget_ms;
 
     __atomic_store_n(&state, PARK_WANTED, __ATOMIC_RELEASE);
-    for (int i = 0; i < 2000; i++) {
-        pthread_kill(threads[(size_t)i % n], SIGURG);
+    for (size_t i = 0; now_ms() < end; i++) {
+        pthread_kill(threads[i % n], SIGURG);
         sched_yield();
         if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == PARK_PARKED)
             break;
@@ -72,6 +82,11 @@ void park_release(int was_parked)
     __atomic_store_n(&state, PARK_GO, __ATOMIC_RELEASE);
     while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != PARK_IDLE)
         sched_yield();
+}
+
+int park_busy(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) != PARK_IDLE;
 }
 
 unsigned park_count(void)

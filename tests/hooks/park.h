@@ -21,9 +21,13 @@
 /* The entries to park in (kept, not copied) and the handler; 0 or -errno. */
 int park_init(void *const *entries, size_t n);
 
-/* 1 if a thread is parked now, 0 if none could be within a few thousand
- * signals. */
-int park_one(const pthread_t *threads, size_t n);
+/* 1 if a thread is parked now, 0 if none could be within budget_ms of
+ * signalling (how often one can depends on the load of the machine). */
+int park_one(const pthread_t *threads, size_t n, unsigned budget_ms);
+
+/* Whether a park_one() is trying or a thread is parked (other threads may
+ * stand aside meanwhile). */
+int park_busy(void);
 
 /* Let the parked thread (if was_parked) run on, once it is back. */
 void park_release(int was_parked);
