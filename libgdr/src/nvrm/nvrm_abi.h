@@ -45,6 +45,8 @@ typedef uint32_t nvrm_status_t; /* NV_STATUS */
 #define NVRM_ESC_BASE             200
 #define NVRM_ESC_REGISTER_FD      (NVRM_ESC_BASE + 1)
 #define NVRM_ESC_CHECK_VERSION    (NVRM_ESC_BASE + 10)
+#define NVRM_ESC_IOCTL_XFER       (NVRM_ESC_BASE + 11) /* large structs: nvrm_ioctl_xfer */
+#define NVRM_ESC_EXPORT_TO_DMABUF (NVRM_ESC_BASE + 17) /* /dev/nvidiaN fd */
 
 /* --------------------------------------------------------------- classes */
 
@@ -104,6 +106,45 @@ struct nvrm_register_fd {
     int32_t ctl_fd;
 };
 _Static_assert(sizeof(struct nvrm_register_fd) == 4, "nv_ioctl_register_fd_t");
+
+/* nv_ioctl_xfer_t: a request whose struct is too large for the request
+ * word's size field is sent as IOCTL_XFER {real nr, size, pointer}. */
+struct nvrm_ioctl_xfer {
+    uint32_t cmd;
+    uint32_t size;
+    uint64_t ptr;
+};
+_Static_assert(sizeof(struct nvrm_ioctl_xfer) == 16, "nv_ioctl_xfer_t");
+
+/* nv_ioctl_export_to_dma_buf_fd_t: what cuMemGetHandleForAddressRange
+ * sends.  Entry i exports sizes[i] bytes of RM memory (h_client,
+ * handles[i]) from offsets[i] in that object: for a device VA range, the
+ * objects CUDA mapped there and where. */
+#define NVRM_DMABUF_MAX_HANDLES 128
+struct nvrm_export_dmabuf {
+    int32_t       fd;
+    nvrm_handle_t h_client;
+    uint32_t      total_objects;
+    uint32_t      num_objects;
+    uint32_t      index;
+    uint32_t      pad0_;
+    uint64_t      total_size;
+    uint8_t       mapping_type;
+    uint8_t       allow_mmap;
+    uint8_t       pad1_[2];
+    nvrm_handle_t handles[NVRM_DMABUF_MAX_HANDLES];
+    uint32_t      pad2_;
+    uint64_t      offsets[NVRM_DMABUF_MAX_HANDLES];
+    uint64_t      sizes[NVRM_DMABUF_MAX_HANDLES];
+    nvrm_status_t status;
+    uint32_t      pad3_;
+};
+_Static_assert(sizeof(struct nvrm_export_dmabuf) == 2608, "nv_ioctl_export_to_dma_buf_fd_t");
+_Static_assert(offsetof(struct nvrm_export_dmabuf, total_size) == 24, "totalSize");
+_Static_assert(offsetof(struct nvrm_export_dmabuf, handles) == 36, "handles");
+_Static_assert(offsetof(struct nvrm_export_dmabuf, offsets) == 552, "offsets");
+_Static_assert(offsetof(struct nvrm_export_dmabuf, sizes) == 1576, "sizes");
+_Static_assert(offsetof(struct nvrm_export_dmabuf, status) == 2600, "status");
 
 /* NVOS21_PARAMETERS: NV_ESC_RM_ALLOC without requested rights.  The kernel
  * also accepts the 48-byte NVOS64 form (struct nvrm_rm_alloc_rights);
