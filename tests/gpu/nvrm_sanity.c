@@ -290,41 +290,45 @@ static int make_current(void)
 }
 
 /* Memory made before gdrx_open: the ioctl trace starts at the open, so
- * CUDA's objects mapped before it are unknown (-ENOENT) until
- * GDRX_NVRM_IPC=1; exported VMM memory needs no opt-in. */
+ * CUDA's objects mapped before it are reached through the dma-buf export
+ * route, by default (no GDRX_NVRM_IPC): whole objects, sub-allocations at
+ * unaligned offsets, pool memory, exported VMM memory. */
 static void early_allocations(void)
 {
-    CUdeviceptr big = 0, small = 0;
+    CUdeviceptr big = 0, small = 0, odd[3] = { 0 }, pool = 0;
     struct vmm vm = { 0 };
-    gdrx_pin_t pin;
+    CUstream s = NULL;
 
     unsetenv("GDRX_NVRM_IPC");
     if (make_current() || cu_ok(cuMemAlloc(&big, 2u << 20), "cuMemAlloc") ||
         cu_ok(cuMemAlloc(&small, 4096), "cuMemAlloc"))
         return;
+    for (int i = 0; i < 3; i++)
+        if (cu_ok(cuMemAlloc(&odd[i], 0x2600), "cuMemAlloc"))
+            return;
+    if (cu_ok(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
+        cu_ok(cuMemAllocAsync(&pool, 1u << 20, s), "cuMemAllocAsync") ||
+        cu_ok(cuStreamSynchronize(s), "cuStreamSynchronize"))
+        return;
     int have_vmm = vmm_make(&vm, 2u << 20) == 0;
     if (open_nvrm())
         return;
-    int rb = gdrx_pin(g_ctx, big, 2u << 20, 0, &pin);
-    if (rb == 0)
-        gdrx_unpin(g_ctx, pin);
-    int rs = gdrx_pin(g_ctx, small, 4096, 0, &pin);
-    if (rs == 0)
-        gdrx_unpin(g_ctx, pin);
-    if (rb != -ENOENT || rs != -ENOENT)
-        fail("early memory without the opt-in: gdrx_pin gave %d and %d, want -ENOENT", rb, rs);
-    else
-        printf("ok   early 2 MiB and 4 KiB refused without GDRX_NVRM_IPC (-ENOENT)\n");
-    setenv("GDRX_NVRM_IPC", "1", 1);
-    check_range("early 2 MiB (GDRX_NVRM_IPC=1)", big, 2u << 20, 80);
-    check_range("early 4 KiB (GDRX_NVRM_IPC=1)", small, 4096, 81);
-    unsetenv("GDRX_NVRM_IPC");
+    check_range("early 2 MiB (no opt-in)", big, 2u << 20, 80);
+    check_range("early 4 KiB (no opt-in)", small, 4096, 81);
+    check_range("early 0x2600 sub-allocation", odd[1], 0x2600, 82);
+    check_range("early 0x2600 sub-allocation +0x123", odd[2] + 0x123, 0x2000, 83);
+    check_range_as("early cuMemAllocAsync 1 MiB", pool, 1u << 20, 84, ORDER_STREAM);
     if (have_vmm) {
         check_range_as("cuMemCreate early (POSIX fd)", vm.va, vm.size, 72, ORDER_STREAM);
         vmm_destroy(&vm);
     }
     cuMemFree(big);
     cuMemFree(small);
+    for (int i = 0; i < 3; i++)
+        cuMemFree(odd[i]);
+    cuMemFreeAsync(pool, s);
+    cuStreamSynchronize(s);
+    cuStreamDestroy(s);
 }
 
 /* Pins inside a mapped pin's window share its BAR1 view through another

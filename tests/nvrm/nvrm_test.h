@@ -41,6 +41,13 @@
         }                                          \
     } while (0)
 
+/* NV_STATUS values the suites inject (nvrm_emu_fail). */
+#define NV_ERR_INSUFFICIENT_RESOURCES   0x1Au
+#define NV_ERR_INSUFFICIENT_PERMISSIONS 0x1Bu
+#define NV_ERR_INVALID_ARGUMENT         0x1Fu
+#define NV_ERR_NO_MEMORY                0x51u
+#define NV_ERR_NOT_SUPPORTED            0x56u
+
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
 

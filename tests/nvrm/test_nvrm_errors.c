@@ -10,12 +10,6 @@
 
 #include "nvrm_test.h"
 
-#define NV_ERR_INSUFFICIENT_RESOURCES   0x1Au
-#define NV_ERR_INSUFFICIENT_PERMISSIONS 0x1Bu
-#define NV_ERR_INVALID_ARGUMENT         0x1Fu
-#define NV_ERR_NO_MEMORY                0x51u
-#define NV_ERR_NOT_SUPPORTED            0x56u
-
 struct fixture {
     gdrx_t      g;
     CUdeviceptr p;

@@ -1,8 +1,10 @@
 /*
- * test_nvrm_load.c - what the ioctl trace sees: it starts at the first
- * nvrm gdrx_open (never at libgdrx's load) and only where the driver
- * version passed the backend's checks; memory CUDA mapped before that is
- * left to the GDRX_NVRM_IPC opt-in.
+ * test_nvrm_load.c - what the ioctl trace sees and how memory it never
+ * saw is reached: the trace starts at the first nvrm gdrx_open (never at
+ * libgdrx's load) and only where the driver version passed the backend's
+ * checks; memory CUDA mapped before that is found through the dma-buf
+ * export route (no node-wide side effect), and the GDRX_NVRM_IPC opt-in
+ * stays as the fallback when CUDA refuses an export.
  *
  * SPDX-License-Identifier: MIT
  *
@@ -18,12 +20,14 @@
 #include "nvrm_test.h"
 
 /* Memory allocated before gdrx_open, whole objects and sub-allocations,
- * is unknown to the trace: -ENOENT without the IPC opt-in, pinned with
- * it.  Memory in an object CUDA maps after the open pins without it. */
-static void test_trace_starts_at_open(void)
+ * pins by default: one dma-buf export each, nothing shared node-wide.
+ * Memory in an object CUDA maps after the open comes from the trace, with
+ * no export.  A CUDA free of early memory revokes its pin. */
+static void test_memory_before_open(void)
 {
     gdrx_t g;
     gdrx_pin_t pin;
+    char byte = 0;
 
     unsetenv("GDRX_NVRM_IPC");
     if (nvt_setup(0, 0))
@@ -35,18 +39,59 @@ static void test_trace_starts_at_open(void)
     CUdeviceptr later = tc_alloc(3 * MiB);
     NVT_REQUIRE(later != 0);
 
-    CU_ASSERT_EQUAL(gdrx_pin(g, big, 3 * MiB, 0, &pin), -ENOENT);
-    CU_ASSERT_EQUAL(gdrx_pin(g, small + 100, 5000, 0, &pin), -ENOENT);
     struct nvrm_emu_stats before = nvt_stats();
-    void *cpu = nvt_pin_map(g, later, 3 * MiB, &pin);
+    void *cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, big, 3 * MiB, 7));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports + 1);
+    cpu = nvt_pin_map(g, small + 100, 5000, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, small + 100, 5000, 8));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports + 2);
+
+    struct nvrm_emu_stats mid = nvt_stats();
+    cpu = nvt_pin_map(g, later, 3 * MiB, &pin);
     NVT_REQUIRE(cpu != NULL);
     CU_ASSERT(nvt_roundtrip(pin, cpu, later, 3 * MiB, 9));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
-    /* Through the trace (GDRX_NVRM_IPC is off): CUDA's object was dup'ed. */
-    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 1);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, mid.dmabuf_exports); /* the trace knew it */
+    CU_ASSERT_EQUAL(nvt_stats().dups, mid.dups + 1);
+    CU_ASSERT_EQUAL(nvt_stats().shares_all, before.shares_all); /* nothing node-wide */
+
+    cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    tc_free(big);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &byte, cpu, 1), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    tc_free(small);
+    tc_free(later);
+    gdrx_close(g);
+}
+
+/* CUDA refusing the export (a driver without dma-buf support): early
+ * memory is refused with -ENOENT unless GDRX_NVRM_IPC=1, whose route then
+ * pins it (sharing the object node-wide, which is why it is opt-in). */
+static void test_export_refused(void)
+{
+    gdrx_t g;
+    gdrx_pin_t pin;
+
+    unsetenv("GDRX_NVRM_IPC");
+    if (nvt_setup(0, 0))
+        return;
+    CUdeviceptr big = tc_alloc(3 * MiB);
+    CUdeviceptr small = tc_alloc(8 * KiB);
+    NVT_REQUIRE(big && small);
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(nvrm_emu_fail("export", NV_ERR_NOT_SUPPORTED, 4) == 0);
+    CU_ASSERT_EQUAL(gdrx_pin(g, big, 3 * MiB, 0, &pin), -ENOENT);
+    CU_ASSERT_EQUAL(gdrx_pin(g, small + 100, 5000, 0, &pin), -ENOENT);
 
     setenv("GDRX_NVRM_IPC", "1", 1);
-    cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
+    void *cpu = nvt_pin_map(g, big, 3 * MiB, &pin);
     NVT_REQUIRE(cpu != NULL);
     CU_ASSERT(nvt_roundtrip(pin, cpu, big, 3 * MiB, 7));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
@@ -55,14 +100,17 @@ static void test_trace_starts_at_open(void)
     CU_ASSERT(nvt_roundtrip(pin, cpu, small + 100, 5000, 8));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
     unsetenv("GDRX_NVRM_IPC");
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports);
+    CU_ASSERT_EQUAL(nvt_stats().shares_all, before.shares_all + 2);
+    nvrm_emu_fail_clear();
     tc_free(big);
     tc_free(small);
-    tc_free(later);
     gdrx_close(g);
 }
 
 /* An open refused for the driver version installs no trace: memory made
- * after it stays unknown once a later open (validated driver) succeeds. */
+ * after it stays unknown to the trace once a later open (validated
+ * driver) succeeds, and is reached by export. */
 static void test_no_trace_on_unvalidated_driver(void)
 {
     gdrx_t g;
@@ -79,11 +127,18 @@ static void test_no_trace_on_unvalidated_driver(void)
     NVT_REQUIRE(nvt_open(&g) == 0);
     CUdeviceptr after = tc_alloc(3 * MiB);
     NVT_REQUIRE(after != 0);
-    CU_ASSERT_EQUAL(gdrx_pin(g, between, 3 * MiB, 0, &pin), -ENOENT);
+    struct nvrm_emu_stats before = nvt_stats();
     void *cpu = nvt_pin_map(g, after, 3 * MiB, &pin);
     NVT_REQUIRE(cpu != NULL);
     CU_ASSERT(nvt_roundtrip(pin, cpu, after, 3 * MiB, 5));
     CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports);
+    /* Unknown to the trace: reached by export. */
+    cpu = nvt_pin_map(g, between, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, between, 3 * MiB, 6));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports + 1);
     tc_free(between);
     tc_free(after);
     gdrx_close(g);
@@ -91,7 +146,7 @@ static void test_no_trace_on_unvalidated_driver(void)
 
 /* gdrx_probe on nvrm: the driver's checks run (an unvalidated driver is
  * refused), an RM client is made and freed, and no trace starts: memory
- * made after the probe is unknown to a later open. */
+ * made after the probe is unknown to a later open's trace (export). */
 static void test_probe_starts_no_trace(void)
 {
     struct gdrx_open_params params;
@@ -115,7 +170,11 @@ static void test_probe_starts_no_trace(void)
     CUdeviceptr between = tc_alloc(3 * MiB);
     NVT_REQUIRE(between != 0);
     NVT_REQUIRE(nvt_open(&g) == 0);
-    CU_ASSERT_EQUAL(gdrx_pin(g, between, 3 * MiB, 0, &pin), -ENOENT);
+    before = nvt_stats();
+    void *cpu = nvt_pin_map(g, between, 3 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports + 1);
     tc_free(between);
     gdrx_close(g);
 }
@@ -127,15 +186,15 @@ static void test_cuda_late_process(void)
 }
 
 /* libgdrx loaded after CUDA allocated (a plugin loading it late): that
- * memory needs GDRX_NVRM_IPC=1 (the IPC handle's words, including the
- * offset word of a sub-allocation); memory made after the load does not. */
+ * memory pins by export, a sub-allocation at its offset too. */
 static void test_gdrx_late_process(void)
 {
     CU_ASSERT_EQUAL(nvt_run_helper("nvrm_load_order", "gdrx-late"), 0);
 }
 
 const struct gdrx_test_case nvrm_load_cases[] = {
-    GDRX_TEST_CASE(test_trace_starts_at_open),
+    GDRX_TEST_CASE(test_memory_before_open),
+    GDRX_TEST_CASE(test_export_refused),
     GDRX_TEST_CASE(test_no_trace_on_unvalidated_driver),
     GDRX_TEST_CASE(test_probe_starts_no_trace),
     GDRX_TEST_CASE(test_cuda_late_process),

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -250,6 +251,59 @@ static void test_trace_install_chains(void)
 
 /* The trace's hash map: keys that collide and wrap around the table
  * survive deletions of their neighbours (back-shift), through growth. */
+/* The export capture: only the thread that armed it records, only while
+ * armed, only successful requests; the IOCTL_XFER form counts too. */
+static void observe_export(struct nvrm_export_dmabuf *e)
+{
+    nvrm_trace_observe(5, NVRM_IOWR(NVRM_ESC_EXPORT_TO_DMABUF, struct nvrm_export_dmabuf), e);
+}
+
+static void *observe_export_thread(void *arg)
+{
+    observe_export(arg);
+    return NULL;
+}
+
+static void test_trace_export_capture(void)
+{
+    static struct nvrm_export_dmabuf e;
+    struct nvrm_export_seen seen;
+    pthread_t th;
+
+    memset(&e, 0, sizeof(e));
+    e.h_client = 0xc1d0001c;
+    e.num_objects = e.total_objects = 1;
+    e.handles[0] = 0x5c000098;
+    e.offsets[0] = 0x9000;
+    e.sizes[0] = 0x1000;
+    observe_export(&e); /* not armed: ignored */
+
+    nvrm_trace_capture_begin(&seen);
+    NVT_REQUIRE(pthread_create(&th, NULL, observe_export_thread, &e) == 0);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(seen.count, 0); /* another thread's export */
+    e.status = NVRM_ERR_INVALID_ARGUMENT;
+    observe_export(&e);
+    CU_ASSERT_EQUAL(seen.count, 0); /* refused by the RM */
+    e.status = NVRM_OK;
+    observe_export(&e);
+    CU_ASSERT_EQUAL(seen.count, 1);
+    CU_ASSERT_EQUAL(seen.num_objects, 1);
+    CU_ASSERT_EQUAL(seen.h_client, 0xc1d0001c);
+    CU_ASSERT_EQUAL(seen.h_memory, 0x5c000098);
+    CU_ASSERT_EQUAL(seen.offset, 0x9000);
+    CU_ASSERT_EQUAL(seen.size, 0x1000);
+    struct nvrm_ioctl_xfer x = { .cmd = NVRM_ESC_EXPORT_TO_DMABUF, .size = sizeof(e),
+                                 .ptr = (uint64_t)(uintptr_t)&e };
+    e.offsets[0] = 0xa000;
+    nvrm_trace_observe(5, NVRM_IOWR(NVRM_ESC_IOCTL_XFER, struct nvrm_ioctl_xfer), &x);
+    CU_ASSERT_EQUAL(seen.count, 2);
+    CU_ASSERT_EQUAL(seen.offset, 0xa000);
+    nvrm_trace_capture_end();
+    observe_export(&e);
+    CU_ASSERT_EQUAL(seen.count, 2); /* disarmed */
+}
+
 static void test_hmap(void)
 {
     struct nvrm_hmap m = { 0 };
@@ -424,6 +478,7 @@ static const struct gdrx_test_case unit_cases[] = {
     GDRX_TEST_CASE(test_trace_records),
     GDRX_TEST_CASE(test_trace_handle_reuse),
     GDRX_TEST_CASE(test_trace_install_chains),
+    GDRX_TEST_CASE(test_trace_export_capture),
     GDRX_TEST_CASE(test_hmap),
     GDRX_TEST_CASE(test_import_from_fd),
     GDRX_TEST_CASE(test_view_windows),

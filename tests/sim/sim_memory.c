@@ -10,6 +10,7 @@
  * object (obj->bk.cpu) is accessible, and only the copy code uses it.
  */
 #include "sim_internal.h"
+#include "sim_rm.h"
 #include "sim_entry.h"
 
 #include <errno.h>
@@ -463,6 +464,11 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, s
     else
         rc = export_range_locked(o, dptr, (int *)handle);
     sim_unlock();
+    if (rc == CUDA_SUCCESS && simcu_rm_range_exported(dptr, size) != 0) {
+        close(*(int *)handle);
+        *(int *)handle = -1;
+        rc = CUDA_ERROR_INVALID_VALUE;
+    }
     if (rc == CUDA_SUCCESS)
         rc = refuse_mmap((int *)handle);
     return rc;

@@ -16,7 +16,9 @@
  *                whole VA range onto it;
  *   object gone  UVM_FREE, then RM_FREE;
  *   cuIpcGetMemHandle  RM_SHARE (RS_SHARE_TYPE_ALL) and the observed
- *                64-byte handle layout.
+ *                64-byte handle layout;
+ *   cuMemGetHandleForAddressRange  NV_ESC_EXPORT_TO_DMABUF_FD on a
+ *                /dev/nvidiaN fd naming (hClient, hMemory, offset).
  * The emulator is found through weak references to its control functions.
  */
 #include "sim_rm.h"
@@ -59,6 +61,7 @@ static struct {
     uint32_t        h_client;
     uint32_t        h_device[SIMCU_MAX_DEVICES];
     uint32_t        gpu_id[SIMCU_MAX_DEVICES];
+    int             minor[SIMCU_MAX_DEVICES]; /* of /dev/nvidiaN */
     struct rm_obj  *objs;
     size_t          nobjs, cap;
     uint32_t        next_handle;
@@ -119,6 +122,25 @@ static uint32_t gpu_on_bus(int bus)
     return NVRM_INVALID_GPU_ID;
 }
 
+/* The /dev/nvidiaN minor of the GPU on bus_id, as libcuda finds it
+ * (open + read: the emulator interposes open, not stdio's internal one). */
+static int minor_of(const char *bus_id)
+{
+    char path[96], text[512];
+    snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", bus_id);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    const char *m = strstr(text, "Device Minor:");
+    int minor = -1;
+    if (m && sscanf(m, "Device Minor: %d", &minor) != 1)
+        minor = -1;
+    return minor;
+}
+
 static int open_client(int device_count)
 {
     struct nvrm_version_check v;
@@ -143,6 +165,10 @@ static int open_client(int device_count)
         if (cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, i) != CUDA_SUCCESS)
             return -1;
         rm.gpu_id[i] = gpu_on_bus(bus);
+        char bus_id[16];
+        if (cuDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), i) != CUDA_SUCCESS)
+            return -1;
+        rm.minor[i] = minor_of(bus_id);
         struct nvrm_ctrl_id_info info = { .gpu_id = rm.gpu_id[i] };
         if (rm_control(NVRM_CTRL_GPU_GET_ID_INFO_V2, &info, sizeof(info)) != 0)
             return -1;
@@ -332,6 +358,42 @@ int simcu_rm_export_fd(CUdeviceptr p, int *fd_out)
             *fd_out = fd;
         else if (fd >= 0)
             close(fd);
+    }
+    pthread_mutex_unlock(&rm.lock);
+    return rc;
+}
+
+int simcu_rm_range_exported(CUdeviceptr dptr, size_t size)
+{
+    struct simcu_alloc_info info;
+    int rc = 0;
+
+    pthread_mutex_lock(&rm.lock);
+    struct rm_obj *o = rm.active ? find_locked(dptr, &info) : NULL;
+    if (rm.active && (!o || rm.minor[o->device] < 0))
+        rc = -ENOENT;
+    if (o && rc == 0) {
+        char path[32];
+        snprintf(path, sizeof(path), "/dev/nvidia%d", rm.minor[o->device]);
+        int dev = open(path, O_RDWR | O_CLOEXEC);
+        struct nvrm_export_dmabuf *e = calloc(1, sizeof(*e));
+        rc = dev < 0 ? -errno : -ENOMEM;
+        if (dev >= 0 && e) {
+            e->fd = -1;
+            e->h_client = rm.h_client;
+            e->total_objects = e->num_objects = 1;
+            e->total_size = e->sizes[0] = size;
+            e->handles[0] = o->h_memory;
+            e->offsets[0] = dptr - o->va;
+            unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, NVRM_IOCTL_MAGIC,
+                                     NVRM_ESC_EXPORT_TO_DMABUF, sizeof(*e));
+            rc = ioctl(dev, req, e) != 0 ? -errno : e->status != NVRM_OK ? -EIO : 0;
+            if (rc == 0)
+                close(e->fd); /* the sim hands out its own dma-buf file */
+        }
+        free(e);
+        if (dev >= 0)
+            close(dev);
     }
     pthread_mutex_unlock(&rm.lock);
     return rc;

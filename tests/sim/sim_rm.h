@@ -18,6 +18,9 @@
 void simcu_rm_init(int device_count);
 /* An object's pages exist, before any allocation in it is returned. */
 void simcu_rm_object_created(const struct simcu_alloc_info *obj);
+/* cuMemGetHandleForAddressRange succeeded for [dptr, +size) (one object):
+ * the export the real libcuda sends the RM.  0, or -errno: CUDA fails. */
+int simcu_rm_range_exported(CUdeviceptr dptr, size_t size);
 /* An object is being destroyed, before its file is closed. */
 void simcu_rm_object_destroyed(uint64_t object_id);
 

@@ -33,6 +33,8 @@ static const struct {
       offsetof(struct nvrm_cuda, MemGetAllocationPropertiesFromHandle), 0 },
     { "cuMemExportToShareableHandle", offsetof(struct nvrm_cuda, MemExportToShareableHandle), 0 },
     { "cuMemRelease", offsetof(struct nvrm_cuda, MemRelease), 0 },
+    { "cuMemGetHandleForAddressRange", offsetof(struct nvrm_cuda, MemGetHandleForAddressRange),
+      0 },
 };
 
 static void load(void)

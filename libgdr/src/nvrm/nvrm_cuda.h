@@ -18,6 +18,8 @@ struct nvrm_cuda {
     __typeof__(&cuMemGetAllocationPropertiesFromHandle) MemGetAllocationPropertiesFromHandle;
     __typeof__(&cuMemExportToShareableHandle)           MemExportToShareableHandle;
     __typeof__(&cuMemRelease)                           MemRelease;
+    /* Optional: the dma-buf export route to memory mapped before the trace. */
+    __typeof__(&cuMemGetHandleForAddressRange)          MemGetHandleForAddressRange;
 };
 
 /* Resolve them from the libcuda.so.1 the core loaded (gdrx_cuda_get() must

@@ -1,6 +1,7 @@
 /*
- * nvrm_discover.c - the three routes from a device address to an RM
- * object: ioctl trace, IPC handle (opt-in), exported VMM handle.
+ * nvrm_discover.c - the four routes from a device address to an RM
+ * object: ioctl trace, dma-buf export seen by the trace, IPC handle
+ * (opt-in), exported VMM handle.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -51,6 +52,51 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
     src->serial = hit.serial;
     src->size_hint = hit.offset + hit.length;
     return 0;
+}
+
+/*
+ * Memory CUDA mapped before the trace was installed: ask CUDA for a
+ * dma-buf of the allocation's first page while the trace watches this
+ * thread's ioctls.  libcuda names the RM object behind the page and the
+ * page's offset in it (the same pair its UVM mapping holds: every kind
+ * matched on the H200, docs/h200-nvrm-export-probe.txt).  The dma-buf is
+ * closed at once; nothing is shared beyond this process.
+ */
+static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
+                       struct nvrm_source *src)
+{
+    const uint64_t page = 4096; /* the granule CUDA exports in */
+    struct nvrm_export_seen seen;
+    int fd = -1;
+
+    if (!c->cx->MemGetHandleForAddressRange || !nvrm_trace_installed())
+        return -ENOENT;
+    uint64_t first = req->alloc_base & ~(page - 1);
+    nvrm_trace_capture_begin(&seen);
+    CUresult res = c->cx->MemGetHandleForAddressRange(&fd, (CUdeviceptr)first, page,
+                                                      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    nvrm_trace_capture_end();
+    if (fd >= 0)
+        close(fd);
+    if (res != CUDA_SUCCESS) {
+        gdrx_dbg("nvrm: cuMemGetHandleForAddressRange(%#llx): CUDA error %d",
+                 (unsigned long long)first, (int)res);
+        return -ENOENT;
+    }
+    if (seen.count != 1 || seen.num_objects != 1 || seen.size != page || !seen.h_client ||
+        !seen.h_memory || (seen.offset & (page - 1))) {
+        gdrx_dbg("nvrm: the export of %#llx named no single RM object (%d requests seen)",
+                 (unsigned long long)first, seen.count);
+        return -ENOENT;
+    }
+    if (window_offset(req, seen.offset + (req->alloc_base - first), &src->obj_off) != 0)
+        return -EINVAL;
+    src->kind = NVRM_OBJ_DUP;
+    src->h_client = seen.h_client;
+    src->h_memory = seen.h_memory;
+    src->serial = nvrm_trace_adopt(src->h_client, src->h_memory);
+    src->size_hint = 0;
+    return src->serial ? 0 : -ENOMEM;
 }
 
 static int ipc_enabled(void)
@@ -138,14 +184,17 @@ int nvrm_discover(struct nvrm_client *c, const struct gdrx_pin_req *req,
     src->export_fd = -1;
 
     int rc = from_trace(req, src);
+    if (rc == -ENOENT)
+        rc = from_export(c, req, src);
     if (rc == -ENOENT && ipc_enabled())
         rc = nvrm_discover_ipc(c, req, src);
     if (rc == -ENOENT)
         rc = from_vmm_export(c, req, src);
     if (rc == -ENOENT)
-        gdrx_err("nvrm: no RM handle known for %#llx: CUDA mapped its memory before %s; "
-                 "open the gdrx context before CUDA allocates, set GDRX_NVRM_IPC=1, or use "
-                 "cuMemCreate with a POSIX fd handle type (docs/nvrm.md)",
+        gdrx_err("nvrm: no RM handle known for %#llx: CUDA mapped its memory before %s, "
+                 "and CUDA refused a dma-buf of it; open the gdrx context before CUDA "
+                 "allocates, set GDRX_NVRM_IPC=1, or use cuMemCreate with a POSIX fd handle "
+                 "type (docs/nvrm.md)",
                  (unsigned long long)req->dptr,
                  nvrm_trace_installed() ? "the first nvrm gdrx_open started watching "
                                           "libcuda's ioctls"

@@ -198,6 +198,45 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
     pthread_mutex_unlock(&trace_lock);
 }
 
+/* The dma-buf export the calling thread asked CUDA for (see
+ * nvrm_trace_capture_begin); NULL on every other thread and at all other
+ * times, so libcuda's own exports are ignored. */
+static __thread struct nvrm_export_seen *capture;
+
+void nvrm_trace_capture_begin(struct nvrm_export_seen *seen)
+{
+    memset(seen, 0, sizeof(*seen));
+    capture = seen;
+}
+
+void nvrm_trace_capture_end(void)
+{
+    capture = NULL;
+}
+
+static void observe_export(unsigned nr, size_t size, void *arg)
+{
+    struct nvrm_export_seen *seen = capture;
+    if (!seen)
+        return;
+    if (nr == NVRM_ESC_IOCTL_XFER) {
+        const struct nvrm_ioctl_xfer *x = arg;
+        if (size != sizeof(*x) || x->cmd != NVRM_ESC_EXPORT_TO_DMABUF || !x->ptr)
+            return;
+        arg = (void *)(uintptr_t)x->ptr;
+        size = x->size;
+    }
+    const struct nvrm_export_dmabuf *e = arg;
+    if (size != sizeof(*e) || e->status != NVRM_OK || e->num_objects == 0)
+        return;
+    seen->count++;
+    seen->num_objects = e->num_objects;
+    seen->h_client = e->h_client;
+    seen->h_memory = e->handles[0];
+    seen->offset = e->offsets[0];
+    seen->size = e->sizes[0];
+}
+
 void nvrm_trace_observe(int fd, unsigned long req, void *arg)
 {
     if (!arg)
@@ -211,7 +250,9 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
         return;
     unsigned nr = _IOC_NR(req);
     size_t size = _IOC_SIZE(req);
-    if (nr == NVRM_ESC_RM_FREE && size == sizeof(struct nvrm_rm_free)) {
+    if (nr == NVRM_ESC_EXPORT_TO_DMABUF || nr == NVRM_ESC_IOCTL_XFER) {
+        observe_export(nr, size, arg);
+    } else if (nr == NVRM_ESC_RM_FREE && size == sizeof(struct nvrm_rm_free)) {
         const struct nvrm_rm_free *f = arg;
         if (f->status != NVRM_OK)
             return;
@@ -242,7 +283,7 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
 
 /* The only requests nvrm_trace_observe() looks at, tested on the request
  * number alone: an ioctl that is neither UVM nor RM leaves after two
- * compares, RM_CONTROL (libcuda's most frequent) after three, without
+ * compares, RM_CONTROL (libcuda's most frequent) after five, without
  * touching errno or a lock. */
 _Static_assert(NVRM_ESC_RM_ALLOC == NVRM_ESC_RM_FREE + 2, "one compare finds FREE and ALLOC");
 _Static_assert(NVRM_UVM_MAP_EXTERNAL_ALLOCATION < 128 && NVRM_UVM_FREE < 128 &&
@@ -254,7 +295,9 @@ static inline int trace_wants(unsigned long req)
                req == NVRM_UVM_UNMAP_EXTERNAL;
     if (_IOC_TYPE(req) != NVRM_IOCTL_MAGIC)
         return 0;
-    return ((_IOC_NR(req) - NVRM_ESC_RM_FREE) | 2u) == 2u; /* FREE or ALLOC */
+    unsigned nr = _IOC_NR(req);
+    return ((nr - NVRM_ESC_RM_FREE) | 2u) == 2u || /* FREE or ALLOC */
+           nr == NVRM_ESC_EXPORT_TO_DMABUF || nr == NVRM_ESC_IOCTL_XFER;
 }
 
 /* What libcuda's `ioctl` slot points at once installed.  It calls what

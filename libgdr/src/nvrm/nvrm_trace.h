@@ -13,7 +13,9 @@
  *   RM_ALLOC of vidmem            the object's parent (so freeing a device
  *                                 kills its memory too)
  *   RM_FREE                       the object (or client, or device) is
- *                                 gone: its "source serial" dies.
+ *                                 gone: its "source serial" dies;
+ *   EXPORT_TO_DMABUF_FD           only while this thread asked for it
+ *                                 (nvrm_trace_capture_begin).
  * Every RM object seen gets a serial number when first seen; an object of
  * ours duplicated from it remembers that serial, and asks whether it is
  * still live.  This guards against CUDA reusing a handle value for new
@@ -76,6 +78,22 @@ uint64_t nvrm_trace_adopt(nvrm_handle_t h_client, nvrm_handle_t h_memory);
 /* 1 while the source object with that serial has not been freed (neither
  * itself, nor its device, nor its client). */
 int nvrm_trace_source_live(nvrm_handle_t h_client, nvrm_handle_t h_memory, uint64_t serial);
+
+/* What libcuda told the RM when the calling thread asked CUDA for a
+ * dma-buf of a device range (cuMemGetHandleForAddressRange): the first
+ * exported piece's RM object and its offset there.  The route to memory
+ * CUDA mapped before the trace was installed (nvrm_discover.c). */
+struct nvrm_export_seen {
+    int           count;        /* export requests seen (1 expected) */
+    uint32_t      num_objects;  /* pieces in the last one */
+    nvrm_handle_t h_client, h_memory;
+    uint64_t      offset, size; /* of piece 0 in h_memory */
+};
+
+/* Record into *seen the exports the calling thread's libcuda sends until
+ * nvrm_trace_capture_end().  Other threads' exports are not recorded. */
+void nvrm_trace_capture_begin(struct nvrm_export_seen *seen);
+void nvrm_trace_capture_end(void);
 
 /* The wrapper's work on one completed ioctl (exposed for unit tests). */
 void nvrm_trace_observe(int fd, unsigned long req, void *arg);

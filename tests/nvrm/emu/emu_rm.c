@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,14 +341,60 @@ static int injected(const char *op, nvrm_status_t *status, int *rc)
     return v != 0;
 }
 
+/* NV_ESC_EXPORT_TO_DMABUF_FD on a /dev/nvidiaN fd, in one request: the
+ * client must be this process's, each piece a memory object of the fd's
+ * GPU, page-aligned and inside it.  The fd handed out is a dup of the
+ * first piece's pages (an emulated dma-buf nobody maps). */
+static nvrm_status_t export_dmabuf(int fd, struct nvrm_export_dmabuf *e)
+{
+    struct emu_obj *client = emu_find_obj(e->h_client, e->h_client);
+    uint64_t total = 0;
+
+    if (!client || client->cls != NVRM_CLASS_ROOT_CLIENT || client->pid != getpid())
+        return NVRM_ERR_INVALID_CLIENT;
+    if (e->fd != -1 || e->index != 0 || e->num_objects == 0 ||
+        e->num_objects != e->total_objects || e->num_objects > NVRM_DMABUF_MAX_HANDLES)
+        return NVRM_ERR_NOT_SUPPORTED; /* the emulator takes one-shot exports only */
+    for (uint32_t i = 0; i < e->num_objects; i++) {
+        struct emu_obj *m = emu_find_obj(e->h_client, e->handles[i]);
+        if (!m || !m->mem || m->mem->memfd < 0)
+            return NVRM_ERR_INVALID_OBJECT_HANDLE;
+        if (m->mem->gpu != emu.fds[fd].gpu)
+            return NVRM_ERR_INVALID_DEVICE;
+        if (((e->offsets[i] | e->sizes[i]) & 0xfffu) || e->sizes[i] == 0 ||
+            e->offsets[i] + e->sizes[i] < e->offsets[i] ||
+            e->offsets[i] + e->sizes[i] > m->mem->size)
+            return NVRM_ERR_INVALID_ARGUMENT;
+        total += e->sizes[i];
+    }
+    if (total != e->total_size)
+        return NVRM_ERR_INVALID_ARGUMENT;
+    struct emu_obj *first = emu_find_obj(e->h_client, e->handles[0]);
+    e->fd = fcntl(first->mem->memfd, F_DUPFD_CLOEXEC, 0);
+    if (e->fd < 0)
+        return NVRM_ERR_OPERATING_SYSTEM;
+    emu.stats.dmabuf_exports++;
+    return NVRM_OK;
+}
+
 int emu_rm_ioctl_locked(int fd, unsigned nr, void *arg, size_t size)
 {
     char op[40];
     int rc = 0;
 
-    if (emu.fds[fd].kind == EMU_FD_DEV)
-        return (nr == NVRM_ESC_REGISTER_FD && size == sizeof(struct nvrm_register_fd)) ? 0
-                                                                                   : -EINVAL;
+    if (emu.fds[fd].kind == EMU_FD_DEV) {
+        if (nr == NVRM_ESC_REGISTER_FD && size == sizeof(struct nvrm_register_fd))
+            return 0;
+        if (nr != NVRM_ESC_EXPORT_TO_DMABUF || size != sizeof(struct nvrm_export_dmabuf))
+            return -EINVAL;
+        struct nvrm_export_dmabuf *e = arg;
+        if (injected("export", &e->status, &rc))
+            return rc;
+        e->status = export_dmabuf(fd, e);
+        emu_log("emu: EXPORT_TO_DMABUF 0x%x/0x%x off 0x%llx status 0x%x", e->h_client,
+                e->handles[0], (unsigned long long)e->offsets[0], e->status);
+        return 0;
+    }
     switch (nr) {
     case NVRM_ESC_CHECK_VERSION:
         return check_version(fd, arg, size);
@@ -413,8 +460,10 @@ int emu_rm_ioctl_locked(int fd, unsigned nr, void *arg, size_t size)
         struct emu_obj *o = emu_find_obj(s->h_client, s->h_object);
         if (s->status == NVRM_OK && !o)
             s->status = NVRM_ERR_INVALID_OBJECT_HANDLE;
-        if (s->status == NVRM_OK && s->policy.type == NVRM_SHARE_TYPE_ALL)
+        if (s->status == NVRM_OK && s->policy.type == NVRM_SHARE_TYPE_ALL) {
             o->shared_all = 1;
+            emu.stats.shares_all++;
+        }
         return 0;
     }
     case NVRM_ESC_RM_MAP_MEMORY: {

@@ -67,7 +67,7 @@ int nvrm_emu_bind_memory(uint32_t h_client, uint32_t h_memory, int memfd,
 /*
  * Make the next `count` requests named `op` fail (count <= 0 removes the
  * rule).  op: "version", "alloc:0x41", "alloc" (any class), "free", "dup",
- * "share", "map", "unmap", "control:0x205", "control", "uvm_map",
+ * "share", "map", "unmap", "export" (dma-buf), "control:0x205", "control", "uvm_map",
  * "open:/dev/nvidia0", "mmap".  value > 0 is an NV_STATUS written to the
  * request's status field (the ioctl itself succeeds, as with the real
  * driver); value < 0 makes the call fail with errno -value.
@@ -90,6 +90,8 @@ struct nvrm_emu_stats {
     long ctl_opens;        /* opens of /dev/nvidiactl */
     long version_checks;   /* STRICT checks that passed */
     long uvm_records;      /* live UVM external mappings */
+    long dmabuf_exports;   /* NV_ESC_EXPORT_TO_DMABUF_FD requests that succeeded */
+    long shares_all;       /* RM_SHARE with RS_SHARE_TYPE_ALL (node-wide) that succeeded */
 };
 int nvrm_emu_get_stats(struct nvrm_emu_stats *out);
 
