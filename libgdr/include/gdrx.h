@@ -36,10 +36,10 @@
  * points: stale pins are then found by gdrx_pin_query/gdrx_map only, and
  * gdrx_mem_events_subscribe fails with -ENOSYS; by default they are
  * patched at the first gdrx_open or subscription, never at load),
- * GDRX_NVRM_IPC=1 (let nvrm find memory CUDA mapped before the first nvrm
- * gdrx_open, when its trace of CUDA's RM ioctls starts, through
- * cuIpcGetMemHandle, which makes that allocation dup-able by any process
- * on the node).
+ * GDRX_NVRM_IPC=1 (where CUDA refuses a dma-buf of memory it mapped
+ * before the first nvrm gdrx_open, the default way nvrm finds it, find it
+ * through cuIpcGetMemHandle, which makes that allocation dup-able by any
+ * process on the node).
  *
  * Ordering (CPU accesses through the mapping vs CUDA's work on the memory)
  *  - cuMemAlloc / cudaMalloc memory (sub-allocations included): gdrx_pin()
