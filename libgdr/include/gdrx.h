@@ -254,6 +254,11 @@ int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info);
 typedef enum gdrx_mem_event_type {
     GDRX_MEM_EVENT_ALLOC = 1u << 0, /**< CUDA device memory became valid */
     GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... is about to be released */
+    /** A CUDA graph was launched (base 0, size 0, device -1).  Its memory
+     *  free nodes release memory with no FREE event: a cache that trusts
+     *  FREE events must re-check what it holds (gdrx_mem_query's buffer_id,
+     *  gdrx_pin_query) before trusting it after this event. */
+    GDRX_MEM_EVENT_GRAPH_LAUNCH = 1u << 2,
 } gdrx_mem_event_type_t;
 
 /** One event: [base, base + size) of device memory on device: the whole

@@ -42,7 +42,7 @@ static atomic_int nlive;             /* lets dispatch skip the table */
 /* Set while this thread runs a subscriber's callback. */
 static _Thread_local bool in_callback;
 
-#define ALL_EVENTS (GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE)
+#define ALL_EVENTS (GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE | GDRX_MEM_EVENT_GRAPH_LAUNCH)
 
 static void call_slot(struct sub_slot *s, const struct gdrx_mem_event *ev)
 {

@@ -14,7 +14,12 @@
  *   free-async      cuMemFreeAsync, stream sync, cuMemPoolTrimTo(pool, 0)
  *   vmm             cuMemUnmap + cuMemRelease of cuMemCreate'd memory
  *   ctx-destroy     cuCtxDestroy of a context owning the allocation
- *   graph-free      a graph's free node (cuGraphAddMemFreeNode), launched
+ *   graph-free      a graph's free node (cuGraphAddMemFreeNode), launched:
+ *                   not revoked (known limit), but the launch raises
+ *                   GDRX_MEM_EVENT_GRAPH_LAUNCH, after which a cache's
+ *                   buffer-id check (gdrx_mem_query) and gdrx_pin_query
+ *                   must see the memory gone, and the address, allocated
+ *                   again by a later launch, as another buffer
  *   ipc-close       cuIpcCloseMemHandle in a second process
  *   primary-reset   cuDevicePrimaryCtxReset (what cudaDeviceReset calls)
  *
@@ -46,13 +51,13 @@
 #define LEN (2u << 20)
 
 static gdrx_t g;
-static int frees_seen, wrong;
+static int frees_seen, launches_seen, wrong;
 
-static void on_free(const struct gdrx_mem_event *ev, void *arg)
+static void on_event(const struct gdrx_mem_event *ev, void *arg)
 {
-    (void)ev;
     (void)arg;
-    __atomic_fetch_add(&frees_seen, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(ev->type == GDRX_MEM_EVENT_FREE ? &frees_seen : &launches_seen, 1,
+                       __ATOMIC_RELAXED);
 }
 
 struct probe {
@@ -208,9 +213,31 @@ static void path_graph_free(void)
     CK(cuGraphCreate(&fg, 0));
     CK(cuGraphAddMemFreeNode(&fn, fg, NULL, 0, ap.dptr));
     CK(cuGraphInstantiate(&fexec, fg, 0));
-    int before = frees_seen;
+    struct gdrx_mem_info mi;
+    uint64_t id_before = gdrx_mem_query(ap.dptr, &mi) == 0 ? mi.buffer_id : 0;
+    int before = frees_seen, launches = launches_seen;
     CK(cuGraphLaunch(fexec, s));
     CK(cuStreamSynchronize(s));
+    int launch_events = launches_seen - launches;
+    /* What a cache re-checks after GRAPH_LAUNCH: gone, or another buffer. */
+    int qrc = gdrx_mem_query(ap.dptr, &mi);
+    struct gdrx_pin_info pi;
+    int prc = gdrx_pin_query(g, pr.pin, &pi);
+    int caught = (qrc != 0 || mi.buffer_id != id_before) && prc == 0 && pi.stale;
+    printf("%-14s GRAPH_LAUNCH events: %d; after it: gdrx_mem_query %s, gdrx_pin_query "
+           "stale %d   %s\n", path, launch_events,
+           qrc ? gdrx_strerror(qrc) : mi.buffer_id != id_before ? "another buffer id" : "same buffer",
+           prc == 0 ? pi.stale : -1, launch_events == 1 && caught ? "ok" : "WRONG");
+    wrong += !(launch_events == 1 && caught);
+    /* Allocated again by the first graph: the cached id must not match. */
+    CK(cuGraphLaunch(exec, s));
+    CK(cuStreamSynchronize(s));
+    qrc = gdrx_mem_query(ap.dptr, &mi);
+    printf("%-14s relaunched alloc: address %s, buffer id %s   %s\n", path,
+           qrc ? "not allocated again" : "allocated again",
+           qrc ? "-" : mi.buffer_id != id_before ? "differs" : "SAME",
+           qrc || mi.buffer_id != id_before ? "ok" : "WRONG");
+    wrong += !(qrc || mi.buffer_id != id_before);
     CK(cuDeviceGraphMemTrim(0));
     verdict(path, &pr, before, LIMIT);
     cuGraphExecDestroy(fexec);
@@ -231,7 +258,7 @@ static int ipc_child(const char *hex)
     for (size_t i = 0; i < sizeof(h.reserved); i++)
         sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&h.reserved[i]);
     if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) || gdrx_open(NULL, &g) ||
-        gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_free, NULL, &sub))
+        gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_event, NULL, &sub))
         return 100;
     if (cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) || arm(&pr, p))
         return 101;
@@ -332,7 +359,8 @@ int main(int argc, char **argv)
         return 3;
     }
     int rc = gdrx_open(NULL, &g);
-    if (rc || gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_free, NULL, &sub)) {
+    if (rc || gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE | GDRX_MEM_EVENT_GRAPH_LAUNCH,
+                                        on_event, NULL, &sub)) {
         printf("gdrx_open: %s: not run\n", gdrx_strerror(rc));
         return 3;
     }

@@ -294,11 +294,11 @@ static const char *permission_case_setup(void)
 static void test_hooks_section(void)
 {
     CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
-    HAS("\nCUDA hooks\n  hooked         8 of the 8 entry points this libcuda exports\n");
+    HAS("\nCUDA hooks\n  hooked         10 of the 10 entry points this libcuda exports\n");
     HAS("cuMemFree_v2, cuMemFreeAsync, cuMemAlloc_v2");
     LACKS("CUDA hooks:");
     CU_ASSERT_EQUAL(info("", "--no-ucx --json"), 0);
-    HAS("\"hooks\": {\"hooked\": \"8 of the 8 entry points this libcuda exports\"");
+    HAS("\"hooks\": {\"hooked\": \"10 of the 10 entry points this libcuda exports\"");
     CU_ASSERT_EQUAL(info("GDRX_FREE_HOOKS=0", "--no-ucx"), 0);
     HAS("\nCUDA hooks\n  state          not installed (GDRX_FREE_HOOKS=0");
 }

@@ -43,6 +43,8 @@ int tc_load(void)
     LOAD(MemcpyDtoH, "cuMemcpyDtoH_v2");
     LOAD(MemsetD8, "cuMemsetD8_v2");
     LOAD(PointerGetAttribute, "cuPointerGetAttribute");
+    LOAD(GraphLaunch, "cuGraphLaunch");
+    LOAD(GraphExecDestroy, "cuGraphExecDestroy");
     LOADSIM(fail_next, "simcu_fail_next");
     LOADSIM(set_device_count, "simcu_set_device_count");
     LOADSIM(set_suballoc_threshold, "simcu_set_suballoc_threshold");
@@ -50,6 +52,7 @@ int tc_load(void)
     LOADSIM(set_va_reuse, "simcu_set_va_reuse");
     LOADSIM(live_allocations, "simcu_live_allocations");
     LOADSIM(free_unhooked, "simcu_free_unhooked");
+    LOADSIM(graph_free_node, "simcu_graph_free_node");
     return tsim.fail_next != NULL;
 }
 

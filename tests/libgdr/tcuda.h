@@ -34,6 +34,8 @@ struct tcuda {
     __typeof__(&cuMemcpyDtoH)             MemcpyDtoH;
     __typeof__(&cuMemsetD8)               MemsetD8;
     __typeof__(&cuPointerGetAttribute)    PointerGetAttribute;
+    __typeof__(&cuGraphLaunch)            GraphLaunch;
+    __typeof__(&cuGraphExecDestroy)       GraphExecDestroy;
 };
 
 /* The simulated GPU's control API; every member may be NULL. */
@@ -45,6 +47,7 @@ struct tsim {
     int  (*set_va_reuse)(int on);
     long (*live_allocations)(void);
     CUresult (*free_unhooked)(CUdeviceptr p);
+    CUresult (*graph_free_node)(CUdeviceptr p, CUgraphExec *out);
 };
 
 extern struct tcuda tc;

@@ -306,7 +306,7 @@ static void test_free_revokes_every_context(void)
 
 /* Frees counted by a subscriber, with the last range. */
 struct seen {
-    int      frees;
+    int      frees, launches;
     uint64_t base, size;
 };
 
@@ -314,6 +314,10 @@ static void count_free(const struct gdrx_mem_event *ev, void *arg)
 {
     struct seen *s = arg;
 
+    if (ev->type == GDRX_MEM_EVENT_GRAPH_LAUNCH) {
+        s->launches++;
+        return;
+    }
     s->frees++;
     s->base = ev->base;
     s->size = ev->size;
@@ -372,6 +376,47 @@ static void test_context_reset_revokes(void)
     CU_ASSERT_EQUAL(gdrx_close(g), 0);
 }
 
+/* A graph's memory free node frees with no call of its own: the launch is
+ * reported (GRAPH_LAUNCH, no FREE) and does not revoke the pin, but what a
+ * cache re-checks after that event finds the memory gone, and the pin's
+ * next query makes it stale. */
+static void test_graph_launch_reported(void)
+{
+    struct seen seen = { 0 };
+    struct gdrx_mem_info mi;
+    gdrx_mem_sub_t sub;
+    CUgraphExec exec;
+    void *cpu;
+    char c = 0;
+    gdrx_t g;
+    CUdeviceptr a;
+    gdrx_pin_t pin;
+
+    if (!tsim.graph_free_node) {
+        printf("NOT RUN: the simulated GPU has no graphs\n");
+        return;
+    }
+    if (open_pinned(256 * KiB, &g, &a, &pin, &cpu))
+        return;
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE |
+                                                        GDRX_MEM_EVENT_GRAPH_LAUNCH,
+                                                    count_free, &seen, &sub), 0);
+    CU_ASSERT_EQUAL_FATAL(tsim.graph_free_node(a, &exec), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gdrx_mem_query(a, &mi), 0);
+    CU_ASSERT_EQUAL(tc.GraphLaunch(exec, NULL), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(seen.launches, 1);
+    CU_ASSERT_EQUAL(seen.frees, 0);
+    const char *mode = getenv("GDRX_TEST_GDRDRV_MODE");
+    if (!mode || strcmp(mode, "callback") != 0)
+        CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &c, cpu, 1), 0); /* not revoked */
+    CU_ASSERT_EQUAL(gdrx_mem_query(a, &mi), -ENOENT);
+    CU_ASSERT_EQUAL(is_stale(g, pin), 1);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(pin, &c, cpu, 1), -ESTALE);
+    CU_ASSERT_EQUAL(tc.GraphExecDestroy(exec), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(sub), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+}
+
 static const struct gdrx_test_case stale_cases[] = {
     GDRX_TEST_CASE(test_free_realloc_large),
     GDRX_TEST_CASE(test_free_realloc_small),
@@ -382,6 +427,7 @@ static const struct gdrx_test_case stale_cases[] = {
     GDRX_TEST_CASE(test_free_revokes_every_context),
     GDRX_TEST_CASE(test_refused_free_revokes_nothing),
     GDRX_TEST_CASE(test_context_reset_revokes),
+    GDRX_TEST_CASE(test_graph_launch_reported),
     GDRX_TEST_END,
 };
 

@@ -20,6 +20,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_pointer.c \
 	tests/sim/sim_errors.c \
+	tests/sim/sim_graph.c \
 	tests/sim/sim_procaddr.c
 # mocknv backing: the mock NVIDIA P2P provider's control ioctls.
 tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/kmod/mock

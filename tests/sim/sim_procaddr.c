@@ -51,6 +51,8 @@ static const struct proc_entry table[] = {
     P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
     P("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
     P("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
+    P("cuGraphLaunch", 10000, cuGraphLaunch),
+    P("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
     P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
     P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     P("cuCtxGetDevice", 2000, cuCtxGetDevice),

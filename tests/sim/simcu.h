@@ -123,6 +123,11 @@ long simcu_live_allocations(void);
  *  would (a graph's free node, a driver-internal release): no exported
  *  entry point runs.  CUDA_ERROR_INVALID_VALUE if p is no allocation's base. */
 CUresult simcu_free_unhooked(CUdeviceptr p);
+
+/** An executable graph of one memory free node: its first cuGraphLaunch
+ *  frees the allocation based at p as simcu_free_unhooked does (later
+ *  launches do nothing); cuGraphExecDestroy frees it. */
+CUresult simcu_graph_free_node(CUdeviceptr p, CUgraphExec *out);
 long simcu_live_objects(void);
 
 /**

@@ -26,7 +26,7 @@
 enum hook_kind {
     K_FREE32, K_FREE, K_FREE_ASYNC, K_UNMAP,
     K_ALLOC32, K_ALLOC, K_PITCH32, K_PITCH, K_ALLOC_ASYNC, K_ALLOC_POOL, K_MAP,
-    K_CTX_RESET, K_CTX_DESTROY,
+    K_CTX_RESET, K_CTX_DESTROY, K_GRAPH_LAUNCH,
     K_GPA, K_GPA2,
     K_COUNT
 };
@@ -51,6 +51,7 @@ typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHa
                            unsigned long long);
 typedef CUresult (*ctx_reset_fn)(CUdevice);
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
+typedef CUresult (*graph_launch_fn)(CUgraphExec, CUstream);
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
                             CUdriverProcAddressQueryResult *);
@@ -75,6 +76,8 @@ static const struct export_entry {
     /* Whole contexts: every allocation they own goes with them. */
     { "cuDevicePrimaryCtxReset", K_CTX_RESET }, { "cuDevicePrimaryCtxReset_v2", K_CTX_RESET },
     { "cuCtxDestroy", K_CTX_DESTROY }, { "cuCtxDestroy_v2", K_CTX_DESTROY },
+    /* A graph's memory free nodes free without a call of their own. */
+    { "cuGraphLaunch", K_GRAPH_LAUNCH }, { "cuGraphLaunch_ptsz", K_GRAPH_LAUNCH },
     /* Last: installation queries cuGetProcAddress before patching it. */
     { "cuGetProcAddress", K_GPA }, { "cuGetProcAddress_v2", K_GPA2 },
 };
@@ -98,6 +101,7 @@ static const struct gpa_entry {
     { "cuMemMap", 0, K_MAP, K_MAP },
     { "cuDevicePrimaryCtxReset", 0, K_CTX_RESET, K_CTX_RESET },
     { "cuCtxDestroy", 0, K_CTX_DESTROY, K_CTX_DESTROY },
+    { "cuGraphLaunch", 0, K_GRAPH_LAUNCH, K_GRAPH_LAUNCH },
     { "cuGetProcAddress", 12000, K_GPA2, K_GPA },
 };
 #define N_GPA_NAMES (sizeof(gpa_names) / sizeof(gpa_names[0]))
@@ -263,6 +267,25 @@ static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
     return r;
 }
 
+/* A graph launch (a1: the executable graph, a2: the stream) may run
+ * memory free nodes, which release memory with no call gdrx can see: each
+ * launch that CUDA took is reported, after it was enqueued, so that
+ * whoever trusts FREE events re-checks (the nodes run later, in stream
+ * order; a freed address is reused only by a later launch, reported too). */
+static CUresult h_graph_launch(CUgraphExec g, CUstream s, U a3, U a4, U a5, REC pt)
+{
+    bool outer = enter();
+    CUresult r = ((graph_launch_fn)pt->original)(g, s);
+
+    (void)a3; (void)a4; (void)a5;
+    if (outer && r == CUDA_SUCCESS) {
+        struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_GRAPH_LAUNCH, .device = -1 };
+        sink(&ev);
+    }
+    leave(outer);
+    return r;
+}
+
 /* --------------------------------------------------------- allocations */
 
 static void alloc_done(CUresult r, bool outer, CUdeviceptr p, size_t size)
@@ -396,7 +419,8 @@ static void *const hook_fn[K_COUNT] = {
     [K_PITCH32] = (void *)h_pitch32, [K_PITCH] = (void *)h_pitch,
     [K_ALLOC_ASYNC] = (void *)h_alloc_async, [K_ALLOC_POOL] = (void *)h_alloc_pool,
     [K_MAP] = (void *)h_map, [K_CTX_RESET] = (void *)h_ctx_gone,
-    [K_CTX_DESTROY] = (void *)h_ctx_gone, [K_GPA] = (void *)h_gpa, [K_GPA2] = (void *)h_gpa2,
+    [K_CTX_DESTROY] = (void *)h_ctx_gone, [K_GRAPH_LAUNCH] = (void *)h_graph_launch,
+    [K_GPA] = (void *)h_gpa, [K_GPA2] = (void *)h_gpa2,
 };
 
 /* -------------------------------------------------------- installation */

@@ -7,7 +7,7 @@
  * Patched (those libcuda has): cuMemFree(_v2), cuMemFreeAsync(_ptsz),
  * cuMemUnmap, cuIpcCloseMemHandle, cuMemAlloc(_v2), cuMemAllocPitch(_v2),
  * cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz), cuMemMap,
- * cuDevicePrimaryCtxReset(_v2), cuCtxDestroy(_v2), and
+ * cuDevicePrimaryCtxReset(_v2), cuCtxDestroy(_v2), cuGraphLaunch(_ptsz), and
  * cuGetProcAddress(_v2), whose results for those names are patched too
  * when they are other addresses than the exports.  One patch reaches every caller: direct
  * calls, dlsym, cuGetProcAddress, the CUDA runtime (shared or static), and
@@ -26,7 +26,8 @@
  * succeeded, FREE before the memory is released, with [base, base + size)
  * from cuMemGetAddressRange_v2 (cuMemMap/cuMemUnmap: the range mapped or
  * unmapped; (ptr, 1) if the range cannot be found) and the device ordinal
- * (-1 if unknown).  Events of calls made while a sink runs on the same
+ * (-1 if unknown); GRAPH_LAUNCH after a graph launch was enqueued (base 0,
+ * size 0, device -1).  Events of calls made while a sink runs on the same
  * thread are not reported.
  */
 typedef void (*gdrx_cuda_hooks_sink_fn)(const struct gdrx_mem_event *ev);
