@@ -66,6 +66,14 @@ typedef uct_md_attr_t uct_gdrx_md_attr_t;
 #  define UCT_GDRX_MEM_REG_FLAGS flags
 #endif
 
+/* md_ops.mem_alloc: the target system device was added in 1.19. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 19)
+#  define UCT_GDRX_MEM_ALLOC_ARGS \
+    ucs_memory_type_t mem_type, ucs_sys_device_t sys_dev, unsigned flags
+#else
+#  define UCT_GDRX_MEM_ALLOC_ARGS ucs_memory_type_t mem_type, unsigned flags
+#endif
+
 /* md_ops.mkey_pack: the region's address and length were added in 1.14. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 14)
 #  define UCT_GDRX_MKEY_PACK_ARGS \
