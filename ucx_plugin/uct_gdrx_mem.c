@@ -136,14 +136,14 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
         goto err;
     }
 
-    mem->dptr      = start;
-    mem->length    = end - start;
-    mem->buffer_id = info.buffer_id;
     ret = uct_gdrx_mem_pin(md, start, end - start,
                            /* a refused pin is no error when CUDA can copy */
                            (uct_gdrx_cuda_api() != NULL) ?
                            UCS_LOG_LEVEL_DEBUG : level, mem);
     if (ret == 0) {
+        mem->dptr      = start;
+        mem->length    = end - start;
+        mem->buffer_id = info.buffer_id;
         uct_gdrx_count(&md->counters.pins);
         ucs_trace("gdrx: mapped 0x%" PRIx64 " length %zu at %p", start,
                   mem->length, mem->cpu_ptr);
@@ -160,12 +160,15 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     if (__atomic_fetch_add(&md->counters.reg_fallbacks, 1,
                            __ATOMIC_RELAXED) == 0) {
         ucs_diag("gdrx: cannot pin 0x%" PRIx64 " length %zu (%s): copying "
-                 "such memory with cuMemcpy", start, mem->length,
+                 "such memory with cuMemcpy", start, (size_t)(end - start),
                  gdrx_strerror(ret));
     }
-    mem->kind    = UCT_GDRX_MEM_KIND_UNPINNED;
-    mem->pin.id  = 0;
-    mem->cpu_ptr = NULL;
+    mem->kind      = UCT_GDRX_MEM_KIND_UNPINNED;
+    mem->dptr      = start;
+    mem->length    = end - start;
+    mem->buffer_id = info.buffer_id;
+    mem->pin.id    = 0;
+    mem->cpu_ptr   = NULL;
     return UCS_OK;
 
 err:
