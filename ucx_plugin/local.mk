@@ -8,6 +8,7 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_md.c \
 	ucx_plugin/uct_gdrx_md_setup.c \
 	ucx_plugin/uct_gdrx_mem.c \
+	ucx_plugin/uct_gdrx_alloc.c \
 	ucx_plugin/uct_gdrx_rcache.c \
 	ucx_plugin/uct_gdrx_events.h \
 	ucx_plugin/uct_gdrx_events.c \

@@ -66,6 +66,14 @@ typedef uct_md_attr_t uct_gdrx_md_attr_t;
 #  define UCT_GDRX_MEM_REG_FLAGS flags
 #endif
 
+/* md_ops.mem_alloc: the target system device was added in 1.19. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 19)
+#  define UCT_GDRX_MEM_ALLOC_ARGS \
+    ucs_memory_type_t mem_type, ucs_sys_device_t sys_dev, unsigned flags
+#else
+#  define UCT_GDRX_MEM_ALLOC_ARGS ucs_memory_type_t mem_type, unsigned flags
+#endif
+
 /* md_ops.mkey_pack: the region's address and length were added in 1.14. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 14)
 #  define UCT_GDRX_MKEY_PACK_ARGS \
@@ -226,6 +234,12 @@ static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
  * enforces the LRU limits (RCACHE_MAX_REGIONS/SIZE) only on the path that
  * records PFNs (ucs_rcache_create_region); the recorded values are never
  * compared unless UCX_RCACHE_CHECK_PFN is set. */
-#define UCT_GDRX_RCACHE_FLAGS 0
+#if UCT_GDRX_UCX_AT_LEAST(1, 21)
+/* From 1.21 the LRU is locked only on request, and gdrx bounds its cache
+ * by default (RCACHE_MAX_REGIONS/SIZE), so the LRU is always on. */
+#  define UCT_GDRX_RCACHE_FLAGS UCS_RCACHE_FLAG_NEED_LRU_LOCK
+#else
+#  define UCT_GDRX_RCACHE_FLAGS 0
+#endif
 
 #endif

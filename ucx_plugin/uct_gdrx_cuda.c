@@ -10,6 +10,7 @@
 #include "uct_gdrx_cuda.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <ucs/debug/log.h>
 
@@ -18,6 +19,9 @@
 #define UCT_GDRX_CU_ATTR_PCI_BUS     33
 #define UCT_GDRX_CU_ATTR_PCI_DEVICE  34
 #define UCT_GDRX_CU_ATTR_PCI_DOMAIN  50
+
+/* CUpointer_attribute: the context a device address was allocated in. */
+#define UCT_GDRX_CU_POINTER_CONTEXT  1
 
 /* System devices by ordinal, found once each (0 = not looked up yet). */
 #define UCT_GDRX_CUDA_MAX_DEVICES    64
@@ -47,10 +51,27 @@ static void uct_gdrx_cuda_load(void)
                                                          "cuDeviceGet");
     *(void**)&uct_gdrx_cuda.device_get_attribute = dlsym(handle,
                                                          "cuDeviceGetAttribute");
+    *(void**)&uct_gdrx_cuda.memcpy               = dlsym(handle, "cuMemcpy");
+    *(void**)&uct_gdrx_cuda.mem_alloc            = dlsym(handle,
+                                                         "cuMemAlloc_v2");
+    *(void**)&uct_gdrx_cuda.mem_free             = dlsym(handle,
+                                                         "cuMemFree_v2");
+    *(void**)&uct_gdrx_cuda.pointer_get_attribute =
+            dlsym(handle, "cuPointerGetAttribute");
+    *(void**)&uct_gdrx_cuda.ctx_push_current     = dlsym(handle,
+                                                         "cuCtxPushCurrent_v2");
+    *(void**)&uct_gdrx_cuda.ctx_pop_current      = dlsym(handle,
+                                                         "cuCtxPopCurrent_v2");
     uct_gdrx_cuda_found = (uct_gdrx_cuda.memcpy_dtoh != NULL) &&
                           (uct_gdrx_cuda.ctx_get_current != NULL) &&
                           (uct_gdrx_cuda.device_get != NULL) &&
-                          (uct_gdrx_cuda.device_get_attribute != NULL);
+                          (uct_gdrx_cuda.device_get_attribute != NULL) &&
+                          (uct_gdrx_cuda.memcpy != NULL) &&
+                          (uct_gdrx_cuda.mem_alloc != NULL) &&
+                          (uct_gdrx_cuda.mem_free != NULL) &&
+                          (uct_gdrx_cuda.pointer_get_attribute != NULL) &&
+                          (uct_gdrx_cuda.ctx_push_current != NULL) &&
+                          (uct_gdrx_cuda.ctx_pop_current != NULL);
 }
 
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void)
@@ -105,4 +126,83 @@ ucs_sys_device_t uct_gdrx_cuda_sys_dev(int ordinal)
     __atomic_store_n(&uct_gdrx_cuda_sys_devs[ordinal], (unsigned)sys_dev + 1,
                      __ATOMIC_RELAXED);
     return sys_dev;
+}
+
+ucs_status_t uct_gdrx_cuda_copy(void *dst, const void *src, size_t length,
+                                uint64_t dev_addr)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    void *ctx                       = NULL;
+    void *popped;
+    int ret;
+
+    if (cuda == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    /* the buffer's own context, whatever the calling thread has current
+     * (a progress thread may have none) */
+    ret = cuda->pointer_get_attribute(&ctx, UCT_GDRX_CU_POINTER_CONTEXT,
+                                      dev_addr);
+    if ((ret != 0) || (ctx == NULL)) {
+        ucs_debug("gdrx: no CUDA context for 0x%" PRIx64 ": CUDA error %d",
+                  dev_addr, ret);
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    ret = cuda->ctx_push_current(ctx);
+    if (ret != 0) {
+        ucs_debug("gdrx: cuCtxPushCurrent failed: CUDA error %d", ret);
+        return UCS_ERR_IO_ERROR;
+    }
+    ret = cuda->memcpy((uintptr_t)dst, (uintptr_t)src, length);
+    cuda->ctx_pop_current(&popped);
+    if (ret != 0) {
+        ucs_debug("gdrx: cuMemcpy of %zu bytes %p -> %p failed: CUDA error "
+                  "%d", length, src, dst, ret);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_gdrx_cuda_alloc(size_t length, uint64_t *dptr_p)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    unsigned long long dptr;
+    void *ctx                       = NULL;
+    int ret;
+
+    if ((cuda == NULL) || (cuda->ctx_get_current(&ctx) != 0) ||
+        (ctx == NULL)) {
+        ucs_debug("gdrx: no current CUDA context to allocate %zu bytes in",
+                  length);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    ret = cuda->mem_alloc(&dptr, length);
+    if (ret != 0) {
+        ucs_debug("gdrx: cuMemAlloc of %zu bytes failed: CUDA error %d",
+                  length, ret);
+        return UCS_ERR_NO_MEMORY;
+    }
+    *dptr_p = dptr;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gdrx_cuda_free(uint64_t dptr)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    int ret;
+
+    if (cuda == NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    ret = cuda->mem_free(dptr);
+    if (ret != 0) {
+        ucs_warn("gdrx: cuMemFree of 0x%" PRIx64 " failed: CUDA error %d",
+                 dptr, ret);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
 }

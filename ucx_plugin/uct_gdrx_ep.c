@@ -11,6 +11,7 @@
 
 #include "uct_gdrx_ep.h"
 #include "uct_gdrx_dma.h"
+#include "uct_gdrx_cuda.h"
 
 #include <errno.h>
 #include <string.h>
@@ -18,6 +19,18 @@
 #include <ucs/sys/math.h>
 #include <ucs/type/class.h>
 
+
+/* Copy between buffer and device memory gdrx could not pin, by CUDA. */
+static UCS_F_NOINLINE ucs_status_t
+uct_gdrx_ep_copy_unpinned(uct_gdrx_dir_t dir, void *buffer, size_t length,
+                          uint64_t dev_addr)
+{
+    void *dev = (void*)(uintptr_t)dev_addr;
+
+    return (dir == UCT_GDRX_DIR_PUT) ?
+           uct_gdrx_cuda_copy(dev, buffer, length, dev_addr) :
+           uct_gdrx_cuda_copy(buffer, dev, length, dev_addr);
+}
 
 /* Copy length bytes between buffer and remote_addr of the key's range. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
@@ -48,6 +61,10 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
                   "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
                   key->dptr, key->length);
         return UCS_ERR_OUT_OF_RANGE;
+    }
+
+    if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
+        return uct_gdrx_ep_copy_unpinned(dir, buffer, length, remote_addr);
     }
 
     pin.id = key->pin_id;
@@ -325,6 +342,35 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
     return UCS_OK;
 }
 
+/* A zcopy's local buffer is device memory gdrx could not pin: CUDA copies
+ * it from or to the remote address, host or device (unified addressing). */
+static ucs_status_t uct_gdrx_ep_copy_local_unpinned(uct_gdrx_dir_t dir,
+                                                    const uct_gdrx_mem_t *local,
+                                                    uint8_t *buffer,
+                                                    size_t length,
+                                                    uint64_t remote_addr,
+                                                    uct_rkey_t rkey)
+{
+    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    void *remote              = (void*)(uintptr_t)remote_addr;
+
+    if (length == 0) {
+        return UCS_OK;
+    }
+
+    if (!uct_gdrx_range_holds(local->dptr, local->length, (uintptr_t)buffer,
+                              length) ||
+        ((key->kind != UCT_GDRX_MEM_KIND_HOST) &&
+         !uct_gdrx_range_holds(key->dptr, key->length, remote_addr,
+                               length))) {
+        return UCS_ERR_OUT_OF_RANGE;
+    }
+
+    return (dir == UCT_GDRX_DIR_PUT) ?
+           uct_gdrx_cuda_copy(remote, buffer, length, (uintptr_t)buffer) :
+           uct_gdrx_cuda_copy(buffer, remote, length, (uintptr_t)buffer);
+}
+
 /* The iov entries are consecutive in the remote range. */
 static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                                           uct_gdrx_dir_t dir,
@@ -348,6 +394,13 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                                                 buffer + n * stride,
                                                 iov[i].length,
                                                 remote_addr + total, rkey);
+            } else if ((local != UCT_MEM_HANDLE_NULL) &&
+                       (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
+                status = uct_gdrx_ep_copy_local_unpinned(dir, local,
+                                                         buffer + n * stride,
+                                                         iov[i].length,
+                                                         remote_addr + total,
+                                                         rkey);
             } else if (dir == UCT_GDRX_DIR_GET) {
                 status = uct_gdrx_ep_get_large(iface, buffer + n * stride,
                                                iov[i].length,

@@ -18,8 +18,15 @@
 #include <string.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
+
+
+/* Defaults of UCX_GDRX_RCACHE_MAX_REGIONS / _MAX_SIZE: the least-recently
+ * used unused regions are unpinned past either. */
+#define UCT_GDRX_RCACHE_MAX_REGIONS "4096"
+#define UCT_GDRX_RCACHE_MAX_SIZE    "4g"
 
 
 static const char *uct_gdrx_backend_names[] = {
@@ -45,9 +52,20 @@ static ucs_config_field_t uct_gdrx_md_config_table[] = {
      ucs_offsetof(uct_gdrx_md_config_t, enable_rcache),
      UCS_CONFIG_TYPE_TERNARY},
 
-    {"", "", NULL,
+    /* bounded by default: each pin holds BAR space and a mapping of the
+     * process (the kernel's map count is limited) */
+    {"", "RCACHE_MAX_REGIONS=" UCT_GDRX_RCACHE_MAX_REGIONS ";"
+     "RCACHE_MAX_SIZE=" UCT_GDRX_RCACHE_MAX_SIZE, NULL,
      ucs_offsetof(uct_gdrx_md_config_t, rcache),
      UCS_CONFIG_TYPE_TABLE(UCT_GDRX_RCACHE_CONFIG_TABLE)},
+
+    {"REG_WINDOW", "16m",
+     "Device memory is registered by whole CUDA allocation, so that messages\n"
+     "at any offset of a buffer share one pin; allocations larger than this\n"
+     "(a power of two, at least 64k) by windows of this size, aligned;\n"
+     "inf: whole allocations always.",
+     ucs_offsetof(uct_gdrx_md_config_t, reg_window),
+     UCS_CONFIG_TYPE_MEMUNITS},
 
     {"MEM_EVENTS", "y",
      "Use CUDA allocation and free events: UCX's own CUDA hooks where it has\n"
@@ -126,15 +144,17 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
      * the mapping by address); UCX 1.13's rendezvous pipelines even pass
      * no key at all. */
     UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
-                                              UCT_MD_FLAG_NEED_MEMH;
+                                              UCT_MD_FLAG_NEED_MEMH |
+                                              UCT_MD_FLAG_ALLOC;
     /* Host registration is a no-op the memtype endpoint requires. */
     UCT_GDRX_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA);
-    UCT_GDRX_MD_CAP(attr, alloc_mem_types)  = 0;
+    /* a UCX without CUDA has no other way to allocate CUDA memory */
+    UCT_GDRX_MD_CAP(attr, alloc_mem_types)  = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
     UCT_GDRX_MD_CAP(attr, access_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
     UCT_GDRX_MD_CAP(attr, detect_mem_types) = md->detect ?
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA) : 0;
-    UCT_GDRX_MD_CAP(attr, max_alloc)        = 0;
+    UCT_GDRX_MD_CAP(attr, max_alloc)        = ULONG_MAX;
     UCT_GDRX_MD_CAP(attr, max_reg)          = ULONG_MAX;
     attr->rkey_packed_size                  = sizeof(uct_gdrx_key_t);
     attr->reg_cost                          = uct_gdrx_md_cached(md) ?
@@ -310,12 +330,14 @@ static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
     uct_gdrx_stats_dump(md->stats_dump,
                         "md reg_calls %" PRIu64 " pins %" PRIu64 " unpins %"
                         PRIu64 " host_regs %" PRIu64 " stale_drops %" PRIu64
-                        " reg_errors %" PRIu64 " events_alloc %" PRIu64
+                        " reg_errors %" PRIu64 " reg_fallbacks %" PRIu64
+                        " allocs %" PRIu64 " events_alloc %" PRIu64
                         " events_free %" PRIu64 " events_source %s"
                         " cache_check %s\n",
                         md->counters.reg_calls, md->counters.pins,
                         md->counters.unpins, md->counters.host_regs,
                         md->counters.stale_drops, md->counters.reg_errors,
+                        md->counters.reg_fallbacks, md->counters.allocs,
                         events.alloc_dispatched, events.free_dispatched,
                         uct_gdrx_events_state_name(md->events_state),
                         md->events ? "events" : "buffer-id");
@@ -334,8 +356,8 @@ static void uct_gdrx_md_close(uct_md_h tl_md)
 static uct_md_ops_t uct_gdrx_md_ops = {
     .close              = uct_gdrx_md_close,
     .query              = uct_gdrx_md_query,
-    .mem_alloc          = (void*)ucs_empty_function_return_unsupported,
-    .mem_free           = (void*)ucs_empty_function_return_unsupported,
+    .mem_alloc          = uct_gdrx_md_mem_alloc,
+    .mem_free           = uct_gdrx_md_mem_free,
     .mem_advise         = (void*)ucs_empty_function_return_unsupported,
     .mem_reg            = uct_gdrx_md_mem_reg,
     .mem_dereg          = uct_gdrx_md_mem_dereg,
@@ -354,6 +376,14 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
                                                         uct_gdrx_md_config_t);
     uct_gdrx_md_t *md;
 
+    if ((config->reg_window != UCS_MEMUNITS_INF) &&
+        (!ucs_is_pow2(config->reg_window) ||
+         (config->reg_window < UCT_GDRX_GPU_PAGE))) {
+        ucs_error("gdrx: UCX_GDRX_REG_WINDOW %zu is not a power of two of "
+                  "at least %d", config->reg_window, UCT_GDRX_GPU_PAGE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     md = ucs_calloc(1, sizeof(*md), "uct_gdrx_md_t");
     if (md == NULL) {
         ucs_error("gdrx: failed to allocate the memory domain");
@@ -364,6 +394,7 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
     md->super.component = &uct_gdrx_component;
     md->detect          = config->detect;
     md->reg_cost        = config->uc_reg_cost;
+    md->reg_window      = config->reg_window;
     md->stats_dump      = ucs_strdup(config->stats_dump, "gdrx stats_dump");
     if (md->stats_dump == NULL) {
         ucs_error("gdrx: failed to allocate the memory domain");

@@ -19,15 +19,21 @@
 #define UCT_GDRX_DEV_NAME  "gdrx0"
 #define UCT_GDRX_GPU_PAGE  65536
 
+/* Recent registration windows the MD remembers (uct_gdrx_rcache.c). */
+#define UCT_GDRX_WINDOW_HINTS 16
+
 
 extern uct_component_t uct_gdrx_component;
 
 
-/* Where a registration stands: host memory needs no pin. */
+/* Where a registration stands: host memory needs no pin; device memory
+ * libgdrx could not pin is copied by CUDA instead of failing the job. */
 typedef enum uct_gdrx_mem_kind {
-    UCT_GDRX_MEM_KIND_HOST   = 1, /**< host memory: reg is a no-op */
-    UCT_GDRX_MEM_KIND_EMPTY  = 2, /**< zero-length device registration */
-    UCT_GDRX_MEM_KIND_MAPPED = 3  /**< device memory pinned and mapped */
+    UCT_GDRX_MEM_KIND_HOST     = 1, /**< host memory: reg is a no-op */
+    UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< zero-length device registration */
+    UCT_GDRX_MEM_KIND_MAPPED   = 3, /**< device memory pinned and mapped */
+    UCT_GDRX_MEM_KIND_UNPINNED = 4  /**< device memory the pin failed on:
+                                         copies go through cuMemcpy */
 } uct_gdrx_mem_kind_t;
 
 
@@ -69,7 +75,16 @@ typedef struct uct_gdrx_md_counters {
     uint64_t            host_regs;   /**< no-op host registrations */
     uint64_t            stale_drops; /**< hits dropped: buffer id changed */
     uint64_t            reg_errors;
+    uint64_t            reg_fallbacks; /**< pins refused: CUDA copies */
+    uint64_t            allocs;        /**< device memory allocated */
 } uct_gdrx_md_counters_t;
+
+
+/* Device range [start, end) a registration covers (uct_gdrx_mem_window). */
+typedef struct uct_gdrx_window {
+    uint64_t            start;
+    uint64_t            end;
+} uct_gdrx_window_t;
 
 
 typedef struct uct_gdrx_md_config {
@@ -81,6 +96,7 @@ typedef struct uct_gdrx_md_config {
     int                      detect;       /**< advertise memory detection */
     char                     *stats_dump;
     ucs_linear_func_t        uc_reg_cost;
+    size_t                   reg_window;   /**< largest whole-allocation pin */
 } uct_gdrx_md_config_t;
 
 
@@ -117,6 +133,10 @@ typedef struct uct_gdrx_md {
     int                      events_state; /**< uct_gdrx_events_state_t */
     int                      detect;
     ucs_linear_func_t        reg_cost;     /**< of a registration, uncached */
+    size_t                   reg_window;   /**< UCX_GDRX_REG_WINDOW */
+    uct_gdrx_window_t        windows[UCT_GDRX_WINDOW_HINTS]; /**< recent
+                                                windows, read unlocked */
+    unsigned                 window_next;
     char                     *stats_dump;
     uct_gdrx_md_counters_t   counters;
 } uct_gdrx_md_t;
@@ -148,6 +168,9 @@ ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key);
 
 /* uct_gdrx_mem.c: pin/map one range, and undo it */
+ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
+                                 size_t length, int hide_errors,
+                                 uct_gdrx_window_t *window, int *is_host_p);
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
                               int hide_errors, uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
@@ -167,6 +190,12 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  size_t length, unsigned flags,
                                  uct_mem_h *memh_p);
 void uct_gdrx_rcache_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+
+/* uct_gdrx_alloc.c: device memory allocated by the MD (UCT_MD_FLAG_ALLOC) */
+ucs_status_t uct_gdrx_md_mem_alloc(uct_md_h tl_md, size_t *length_p,
+                                   void **address_p, UCT_GDRX_MEM_ALLOC_ARGS,
+                                   const char *alloc_name, uct_mem_h *memh_p);
+ucs_status_t uct_gdrx_md_mem_free(uct_md_h tl_md, uct_mem_h memh);
 
 /* uct_gdrx_stats.c */
 void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)

@@ -9,6 +9,7 @@
 #endif
 
 #include "uct_gdrx_md.h"
+#include "uct_gdrx_cuda.h"
 
 #include <errno.h>
 #include <ucs/debug/log.h>
@@ -41,6 +42,78 @@ int uct_gdrx_mem_is_host(void *address, size_t length)
     return (ret == -ENOENT) || (ret == -ENODEV);
 }
 
+ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
+                                 size_t length, int hide_errors,
+                                 uct_gdrx_window_t *window, int *is_host_p)
+{
+    struct gdrx_mem_info info;
+    uint64_t alloc_end;
+    int ret;
+
+    ret = gdrx_mem_query(addr, &info);
+    if ((ret == -ENOENT) || (ret == -ENODEV)) {
+        *is_host_p = 1;
+        return UCS_OK;
+    } else if (ret != 0) {
+        return uct_gdrx_md_status(ret);
+    }
+
+    if (!uct_gdrx_range_holds(info.base, info.size, addr, length)) {
+        ucs_log(hide_errors ? UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR,
+                "gdrx: 0x%" PRIx64 " length %zu crosses the end of its CUDA "
+                "allocation 0x%" PRIx64 " length %zu", addr, length,
+                info.base, info.size);
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    /* the whole allocation: every message of a buffer shares one pin; a
+     * large one in aligned windows, so the BAR space pinned stays near
+     * what is used */
+    alloc_end = info.base + info.size;
+    if (info.size <= md->reg_window) {
+        window->start = info.base;
+        window->end   = alloc_end;
+    } else {
+        window->start = ucs_max(info.base,
+                                ucs_align_down_pow2(addr, md->reg_window));
+        window->end   = ucs_min(alloc_end,
+                                ucs_align_up_pow2(addr + length,
+                                                  md->reg_window));
+    }
+    *is_host_p = 0;
+    return UCS_OK;
+}
+
+/* Pin and map [start, start + length) of one allocation: 0 or libgdrx's
+ * error, nothing changed. */
+static int uct_gdrx_mem_pin(uct_gdrx_md_t *md, uint64_t start, size_t length,
+                            ucs_log_level_t level, uct_gdrx_mem_t *mem)
+{
+    gdrx_pin_t pin;
+    void *cpu_ptr;
+    int ret;
+
+    ret = gdrx_pin(md->ctx, start, length, GDRX_PIN_FLAG_DEFAULT, &pin);
+    if (ret != 0) {
+        ucs_log(level, "gdrx: pin of 0x%" PRIx64 " length %zu failed: %s",
+                start, length, gdrx_strerror(ret));
+        return ret;
+    }
+
+    ret = gdrx_map(md->ctx, pin, &cpu_ptr);
+    if (ret != 0) {
+        ucs_log(level, "gdrx: map of 0x%" PRIx64 " length %zu failed: %s",
+                start, length, gdrx_strerror(ret));
+        gdrx_unpin(md->ctx, pin);
+        return ret;
+    }
+
+    mem->kind    = UCT_GDRX_MEM_KIND_MAPPED;
+    mem->pin     = pin;
+    mem->cpu_ptr = cpu_ptr;
+    return 0;
+}
+
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
                               int hide_errors, uct_gdrx_mem_t *mem)
 {
@@ -49,8 +122,6 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     struct gdrx_mem_info info = {0};
     uint64_t start        = dptr;
     uint64_t end          = dptr + length;
-    gdrx_pin_t pin;
-    void *cpu_ptr;
     int ret;
 
     /* The cache may have widened the range past the allocation (alignment,
@@ -65,30 +136,39 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
         goto err;
     }
 
-    ret = gdrx_pin(md->ctx, start, end - start, GDRX_PIN_FLAG_DEFAULT, &pin);
-    if (ret != 0) {
-        ucs_log(level, "gdrx: pin of 0x%" PRIx64 "..0x%" PRIx64 " failed: %s",
-                start, end, gdrx_strerror(ret));
-        goto err;
+    ret = uct_gdrx_mem_pin(md, start, end - start,
+                           /* a refused pin is no error when CUDA can copy */
+                           (uct_gdrx_cuda_api() != NULL) ?
+                           UCS_LOG_LEVEL_DEBUG : level, mem);
+    if (ret == 0) {
+        mem->dptr      = start;
+        mem->length    = end - start;
+        mem->buffer_id = info.buffer_id;
+        uct_gdrx_count(&md->counters.pins);
+        ucs_trace("gdrx: mapped 0x%" PRIx64 " length %zu at %p", start,
+                  mem->length, mem->cpu_ptr);
+        return UCS_OK;
     }
 
-    ret = gdrx_map(md->ctx, pin, &cpu_ptr);
-    if (ret != 0) {
-        ucs_log(level, "gdrx: map of 0x%" PRIx64 " length %zu failed: %s",
-                start, (size_t)(end - start), gdrx_strerror(ret));
-        gdrx_unpin(md->ctx, pin);
-        goto err;
+    uct_gdrx_count(&md->counters.reg_errors);
+    if (uct_gdrx_cuda_api() == NULL) {
+        return uct_gdrx_md_status(ret);
     }
 
-    mem->kind      = UCT_GDRX_MEM_KIND_MAPPED;
-    mem->pin       = pin;
+    /* Step aside rather than fail the job (UCP aborts or drops the whole
+     * registration): this memory is copied by CUDA, as cuda_copy would. */
+    if (__atomic_fetch_add(&md->counters.reg_fallbacks, 1,
+                           __ATOMIC_RELAXED) == 0) {
+        ucs_diag("gdrx: cannot pin 0x%" PRIx64 " length %zu (%s): copying "
+                 "such memory with cuMemcpy", start, (size_t)(end - start),
+                 gdrx_strerror(ret));
+    }
+    mem->kind      = UCT_GDRX_MEM_KIND_UNPINNED;
     mem->dptr      = start;
     mem->length    = end - start;
-    mem->cpu_ptr   = cpu_ptr;
     mem->buffer_id = info.buffer_id;
-    uct_gdrx_count(&md->counters.pins);
-    ucs_trace("gdrx: mapped 0x%" PRIx64 " length %zu at %p", start,
-              mem->length, cpu_ptr);
+    mem->pin.id    = 0;
+    mem->cpu_ptr   = NULL;
     return UCS_OK;
 
 err:

@@ -39,11 +39,7 @@ uct_gdrx_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
                                        (*(unsigned*)arg &
                                         UCT_MD_MEM_FLAG_HIDE_ERRORS);
 
-    if (uct_gdrx_mem_is_host((void*)(uintptr_t)start, length)) {
-        region->mem.kind = UCT_GDRX_MEM_KIND_HOST;
-        return UCS_OK;
-    }
-
+    /* only device windows get here (uct_gdrx_rcache_reg) */
     return uct_gdrx_mem_map(md, start, length, hide, &region->mem);
 }
 
@@ -110,7 +106,7 @@ static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
     struct gdrx_mem_info info;
     int ret;
 
-    if (md->events || (region->mem.kind != UCT_GDRX_MEM_KIND_MAPPED)) {
+    if (md->events) {
         return 1;
     }
 
@@ -118,36 +114,103 @@ static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
     return (ret == 0) && (info.buffer_id == region->mem.buffer_id);
 }
 
+/* A recent window holding [addr, addr + length): the cache's key for it
+ * without asking CUDA.  Entries are read and written unlocked; a stale or
+ * torn one only makes the lookup miss or the region not hold the range,
+ * and uct_gdrx_rcache_reg checks both. */
+static int uct_gdrx_rcache_window_find(uct_gdrx_md_t *md, uint64_t addr,
+                                       size_t length, uct_gdrx_window_t *win)
+{
+    unsigned i;
+
+    for (i = 0; i < UCT_GDRX_WINDOW_HINTS; ++i) {
+        win->start = __atomic_load_n(&md->windows[i].start, __ATOMIC_RELAXED);
+        win->end   = __atomic_load_n(&md->windows[i].end, __ATOMIC_RELAXED);
+        if ((win->end > win->start) &&
+            uct_gdrx_range_holds(win->start, win->end - win->start, addr,
+                                 length)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void uct_gdrx_rcache_window_add(uct_gdrx_md_t *md,
+                                       const uct_gdrx_window_t *win)
+{
+    unsigned i = __atomic_fetch_add(&md->window_next, 1, __ATOMIC_RELAXED) %
+                 UCT_GDRX_WINDOW_HINTS;
+
+    __atomic_store_n(&md->windows[i].start, win->start, __ATOMIC_RELAXED);
+    __atomic_store_n(&md->windows[i].end, win->end, __ATOMIC_RELAXED);
+}
+
+/* Drop a region that cannot serve this registration (stale, or from a
+ * wrong window): out of the cache, then our own reference, so it goes (and
+ * its pin with it) as soon as nobody else holds it. */
+static void uct_gdrx_rcache_region_drop(uct_gdrx_md_t *md,
+                                        ucs_rcache_region_t *rregion)
+{
+    ucs_rcache_region_invalidate(md->rcache, rregion,
+                                 (ucs_rcache_invalidate_comp_func_t)
+                                 ucs_empty_function, NULL);
+    ucs_rcache_region_put(md->rcache, rregion);
+}
+
+/* Device memory is registered by whole allocation (or aligned window of a
+ * large one, see uct_gdrx_mem_window), so every message of a buffer, at
+ * any offset and length, hits the one region and its one pin. */
 ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  size_t length, unsigned flags,
                                  uct_mem_h *memh_p)
 {
+    uint64_t addr = (uintptr_t)address;
     uct_gdrx_rcache_region_t *region;
     ucs_rcache_region_t *rregion;
+    uct_gdrx_window_t win;
     ucs_status_t status;
-    int attempt;
+    int attempt, hinted, is_host;
 
-    for (attempt = 0; attempt < 2; ++attempt) {
-        status = uct_gdrx_rcache_get(md->rcache, address, length,
+    for (attempt = 0; attempt < 3; ++attempt) {
+        /* a remembered window first (no CUDA call), then CUDA's answer */
+        hinted = (attempt == 0) &&
+                 uct_gdrx_rcache_window_find(md, addr, length, &win);
+        if (!hinted) {
+            status = uct_gdrx_mem_window(md, addr, length,
+                                         flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                                         &win, &is_host);
+            if (status != UCS_OK) {
+                return status;
+            } else if (is_host) {
+                __atomic_fetch_add(&md->counters.host_regs, 1,
+                                   __ATOMIC_RELAXED);
+                *memh_p = &uct_gdrx_host_memh;
+                return UCS_OK;
+            }
+            uct_gdrx_rcache_window_add(md, &win);
+        }
+
+        status = uct_gdrx_rcache_get(md->rcache, (void*)(uintptr_t)win.start,
+                                     win.end - win.start,
                                      PROT_READ | PROT_WRITE, &flags,
                                      &rregion);
         if (status != UCS_OK) {
+            if (hinted) {
+                continue; /* the window may be stale: ask CUDA */
+            }
             return status;
         }
 
         region = ucs_derived_of(rregion, uct_gdrx_rcache_region_t);
-        if (uct_gdrx_rcache_region_is_current(md, region)) {
+        if (uct_gdrx_range_holds(region->mem.dptr, region->mem.length, addr,
+                                 length) &&
+            uct_gdrx_rcache_region_is_current(md, region)) {
             *memh_p = &region->mem;
             return UCS_OK;
         }
 
-        /* out of the cache, then our own reference: the region goes (and
-         * its pin with it) as soon as nobody else holds it */
         __atomic_fetch_add(&md->counters.stale_drops, 1, __ATOMIC_RELAXED);
-        ucs_rcache_region_invalidate(md->rcache, rregion,
-                                     (ucs_rcache_invalidate_comp_func_t)
-                                     ucs_empty_function, NULL);
-        ucs_rcache_region_put(md->rcache, rregion);
+        uct_gdrx_rcache_region_drop(md, rregion);
     }
 
     return UCS_ERR_IO_ERROR;

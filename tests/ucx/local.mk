@@ -42,6 +42,15 @@ tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+check_PROGRAMS += tests/ucx/test_reg
+GDRX_SUITES    += tests/ucx/test_reg
+tests_ucx_test_reg_SOURCES  = tests/ucx/test_reg.c
+tests_ucx_test_reg_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_reg_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_reg_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_reg_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_reg_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 check_PROGRAMS += tests/ucx/test_ucp
 GDRX_SUITES    += tests/ucx/test_ucp
 tests_ucx_test_ucp_SOURCES  = tests/ucx/test_ucp.c

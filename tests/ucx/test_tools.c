@@ -74,7 +74,8 @@ static void test_info_config(void)
 {
     static const char *const names[] = {
         "UCX_GDRX_BACKEND=auto", "UCX_GDRX_RCACHE=try",
-        "UCX_GDRX_RCACHE_MAX_REGIONS=inf", "UCX_GDRX_MEM_EVENTS=y",
+        "UCX_GDRX_RCACHE_MAX_REGIONS=4096", "UCX_GDRX_RCACHE_MAX_SIZE=4G",
+        "UCX_GDRX_REG_WINDOW=16M", "UCX_GDRX_MEM_EVENTS=y",
         "UCX_GDRX_STATS_DUMP=n", "UCX_GDRX_GET_LAT=1.00us",
         "UCX_GDRX_PUT_BW=16000.00MBps", "UCX_GDRX_SEG_SIZE=8K", NULL
     };

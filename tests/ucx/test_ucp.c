@@ -4,7 +4,9 @@
  * through gdrx (memory-type cache fed by gdrx's events, no
  * UCX_MEMTYPE_CACHE=n) and copy them through gdrx's memtype endpoint.
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
- * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched.
+ * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched;
+ * many offsets of one buffer cost one pin; refused pins leave transfers
+ * working; ucp_mem_map allocates CUDA memory through gdrx.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -193,6 +195,145 @@ static void test_proto_v2_dev_to_dev(void)
     ut_run(UT_DEV, UT_DEV);
 }
 
+/* Bytes of one device buffer sent from many offsets (each message its own
+ * address and length, as the issue's 256 sends of 8 B), and one large
+ * message GPU to GPU: gdrx pins each allocation once. */
+static void ut_offsets_one_pin(const char *proto)
+{
+    ucp_request_param_t param = {0};
+    const size_t len = 1 << 20;
+    uint8_t host[8], want[8];
+    CUdeviceptr src, dst;
+    struct ut_ucp t;
+    int i;
+
+    setenv("UCX_PROTO_ENABLE", proto, 1);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    ut_ucp_open(&t);
+    CU_ASSERT_FATAL(((src = tc_alloc(len)) != 0) && ((dst = tc_alloc(len)) != 0));
+    tc_fill(src, len, 3);
+    for (i = 0; i < 256; ++i) {
+        void *rreq = ucp_tag_recv_nbx(t.worker, host, 8, 9, (ucp_tag_t)-1,
+                                      &param);
+        ut_wait(&t, ucp_tag_send_nbx(t.ep, (void*)(src + i * 4001), 8, 9,
+                                     &param));
+        ut_wait(&t, rreq);
+        tc.MemcpyDtoH(want, src + i * 4001, 8);
+        CU_ASSERT_EQUAL(memcmp(host, want, 8), 0);
+    }
+    {
+        void *rreq = ucp_tag_recv_nbx(t.worker, (void*)dst, len, 10,
+                                      (ucp_tag_t)-1, &param);
+        ut_wait(&t, ucp_tag_send_nbx(t.ep, (void*)src, len, 10, &param));
+        ut_wait(&t, rreq);
+    }
+    CU_ASSERT(tc_check(dst, len, 3));
+    ut_ucp_close(&t);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"), 2);
+    tc_free(src);
+    tc_free(dst);
+}
+
+static void test_offsets_one_pin(void)    { ut_offsets_one_pin("n"); }
+static void test_offsets_one_pin_v2(void) { ut_offsets_one_pin("y"); }
+
+/* Every pin refused: UCP's transfers still complete with the right data
+ * (gdrx copies that memory with CUDA), they do not fail or abort. */
+static void ut_pin_refused(enum ut_kind from, enum ut_kind to)
+{
+    struct ut_ucp t;
+    size_t i;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    ut_ucp_open(&t);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    for (i = 0; i < sizeof(ut_sizes) / sizeof(ut_sizes[0]); ++i) {
+        ut_transfer(&t, from, to, ut_sizes[i], (uint32_t)(i + 21));
+    }
+    ut_transfer(&t, from, to, 1 << 20, 29);
+    ut_ucp_close(&t);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    CU_ASSERT(ut_counter(t.stats, "md", "reg_fallbacks") >= 1);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"), 0);
+}
+
+static void test_pin_refused_dev_to_dev(void)
+{
+    ut_pin_refused(UT_DEV, UT_DEV);
+}
+
+static void test_pin_refused_dev_to_host_v2(void)
+{
+    setenv("UCX_PROTO_ENABLE", "y", 1);
+    ut_pin_refused(UT_DEV, UT_HOST);
+}
+
+static void test_pin_refused_host_to_dev_v2(void)
+{
+    setenv("UCX_PROTO_ENABLE", "y", 1);
+    ut_pin_refused(UT_HOST, UT_DEV);
+}
+
+/* ucp_mem_map of CUDA memory (what ucx_perftest -m cuda does) on a UCX
+ * whose only CUDA transport is gdrx: gdrx allocates it; data sent into it
+ * arrives, and unmapping frees it. */
+static void test_mem_map_cuda(void)
+{
+    ucp_request_param_t param = {0};
+    ucp_mem_map_params_t mparams;
+    ucp_mem_attr_t attr;
+    const size_t len = 70000;
+    uint8_t *host = malloc(len);
+    unsigned mem_type = 0;
+    struct ut_ucp t;
+    ucp_mem_h memh;
+    void *rreq;
+    long live;
+
+    if (tc_setup(0) != 0) {
+        free(host);
+        return;
+    }
+    ut_ucp_open(&t);
+    live = tsim.live_allocations ? tsim.live_allocations() : -1;
+    mparams.field_mask  = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                          UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                          UCP_MEM_MAP_PARAM_FIELD_FLAGS |
+                          UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mparams.address     = NULL;
+    mparams.length      = len;
+    mparams.flags       = UCP_MEM_MAP_ALLOCATE;
+    mparams.memory_type = UCS_MEMORY_TYPE_CUDA;
+    CU_ASSERT_EQUAL_FATAL(ucp_mem_map(t.context, &mparams, &memh), UCS_OK);
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+    CU_ASSERT_EQUAL_FATAL(ucp_mem_query(memh, &attr), UCS_OK);
+    CU_ASSERT(attr.length >= len);
+    CU_ASSERT_EQUAL(tc.PointerGetAttribute(&mem_type,
+                                           CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                           (CUdeviceptr)attr.address),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(mem_type, CU_MEMORYTYPE_DEVICE);
+
+    tc_pattern(host, len, 31);
+    rreq = ucp_tag_recv_nbx(t.worker, attr.address, len, 11, (ucp_tag_t)-1,
+                            &param);
+    ut_wait(&t, ucp_tag_send_nbx(t.ep, host, len, 11, &param));
+    ut_wait(&t, rreq);
+    CU_ASSERT(tc_check((CUdeviceptr)attr.address, len, 31));
+    CU_ASSERT_EQUAL(ucp_mem_unmap(t.context, memh), UCS_OK);
+    if (live >= 0) {
+        CU_ASSERT_EQUAL(tsim.live_allocations(), live);
+    }
+    ut_ucp_close(&t);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "allocs"), 1);
+    free(host);
+}
+
 /* The first bytes of libcuda's cuMemFree_v2, where libgdrx's CUDA free
  * hooks patch (libcuda is the simulated one, loaded by the suite). */
 static void ut_free_entry(unsigned char *out, size_t len)
@@ -258,6 +399,17 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_proto_v2_host_to_dev),
     GDRX_TEST_CASE(test_proto_v2_dev_to_host),
     GDRX_TEST_CASE(test_proto_v2_dev_to_dev),
+    GDRX_TEST_CASE(test_offsets_one_pin),
+    GDRX_TEST_CASE(test_offsets_one_pin_v2),
+    GDRX_TEST_CASE(test_mem_map_cuda),
+    GDRX_TEST_END
+};
+
+/* Need the simulated GPU's failure injection. */
+static const struct gdrx_test_case sim_cases[] = {
+    GDRX_TEST_CASE(test_pin_refused_dev_to_dev),
+    GDRX_TEST_CASE(test_pin_refused_dev_to_host_v2),
+    GDRX_TEST_CASE(test_pin_refused_host_to_dev_v2),
     GDRX_TEST_END
 };
 
@@ -266,7 +418,16 @@ static const struct gdrx_test_suite suites[] = {
     GDRX_SUITE_END
 };
 
+static const struct gdrx_test_suite sim_suites[] = {
+    { "ucx_ucp_sim", ut_suite_init, NULL, sim_cases },
+    GDRX_SUITE_END
+};
+
 int main(int argc, char **argv)
 {
+    if (tc_load() && (tsim.fail_next != NULL)) {
+        return gdrx_test_main(argc, argv, tc_suites(suites, sim_suites));
+    }
+    tc_report_skip("ucx_ucp_sim", "no simulated GPU failure injection");
     return gdrx_test_main(argc, argv, suites);
 }
