@@ -80,5 +80,10 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$SRC/
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -I"$CUDA/include" \
     "$G/free_paths.c" "$G/gpu_vmm.c" -o "$OUT/free_paths" -L"$OUT" -lgdrx \
     -L"$CUDA/lib64/stubs" -lcuda -Wl,-rpath,"$OUT"
+# What libcuda tells the RM when asked for a dma-buf (the nvrm backend's
+# route to memory mapped before gdrx_open): defines ioctl() itself.
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/src/nvrm" -I"$CUDA/include" \
+    "$G/nvrm_export_probe.c" -o "$OUT/nvrm_export_probe" -rdynamic -L"$CUDA/lib64/stubs" -lcuda -ldl
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
-     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress, $OUT/free_paths"
+     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
+     "$OUT/free_paths, $OUT/nvrm_export_probe"
