@@ -42,6 +42,14 @@ typedef struct uct_gdrx_mem {
 } uct_gdrx_mem_t;
 
 
+/* What a registration asks for (also the cache's mem_reg argument). */
+typedef struct uct_gdrx_mem_req {
+    uint64_t            address;
+    size_t              length;
+    unsigned            flags;     /**< UCT_MD_MEM_FLAG_* */
+} uct_gdrx_mem_req_t;
+
+
 /* Packed and unpacked remote key: same process only (iface address check). */
 typedef struct uct_gdrx_key {
     uint64_t            pin_id;
@@ -140,6 +148,7 @@ uct_gdrx_md_activate(uct_gdrx_md_t *md)
 }
 
 /* uct_gdrx_md.c */
+/* The status of a libgdrx error code, on every path. */
 ucs_status_t uct_gdrx_md_status(int err);
 /* mem_reg / mem_dereg of the MD (through the cache when there is one) */
 ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
@@ -147,9 +156,12 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
 ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key);
 
-/* uct_gdrx_mem.c: pin/map one range, and undo it */
+/* uct_gdrx_mem.c: pin/map one range, and undo it.  [dptr, dptr + length)
+ * holds what req asks for and may reach past its allocation (the cache's
+ * alignment and merges): the part in that allocation is pinned. */
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
-                              int hide_errors, uct_gdrx_mem_t *mem);
+                              const uct_gdrx_mem_req_t *req, int hide_errors,
+                              uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
                                       size_t length, unsigned flags,

@@ -42,33 +42,45 @@ int uct_gdrx_mem_is_host(void *address, size_t length)
 }
 
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
-                              int hide_errors, uct_gdrx_mem_t *mem)
+                              const uct_gdrx_mem_req_t *req, int hide_errors,
+                              uct_gdrx_mem_t *mem)
 {
     ucs_log_level_t level = hide_errors ? UCS_LOG_LEVEL_DEBUG :
                                           UCS_LOG_LEVEL_ERROR;
     struct gdrx_mem_info info = {0};
-    uint64_t start        = dptr;
-    uint64_t end          = dptr + length;
+    uint64_t start, end;
+    ucs_status_t status;
     gdrx_pin_t pin;
     void *cpu_ptr;
     int ret;
 
-    /* The cache may have widened the range past the allocation (alignment,
-     * merges): pin only what belongs to it. */
-    ret = gdrx_mem_query(dptr, &info);
-    if (ret == 0) {
-        start = ucs_max(start, info.base);
-        end   = ucs_min(end, info.base + info.size);
-    } else {
+    /* The allocation of the address asked for (the widened range may start
+     * in another one, or in none). */
+    ret = gdrx_mem_query(req->address, &info);
+    if (ret != 0) {
         ucs_log(level, "gdrx: address 0x%" PRIx64 " is not device memory: %s",
-                dptr, gdrx_strerror(ret));
+                req->address, gdrx_strerror(ret));
+        status = uct_gdrx_md_status(ret);
         goto err;
     }
 
-    ret = gdrx_pin(md->ctx, start, end - start, GDRX_PIN_FLAG_DEFAULT, &pin);
+    /* One pin maps one allocation: a range across two cannot be served */
+    if (!uct_gdrx_range_holds(info.base, info.size, req->address,
+                              req->length)) {
+        ucs_log(level, "gdrx: 0x%" PRIx64 " length %zu reaches past its CUDA "
+                "allocation 0x%" PRIx64 " length %zu", req->address,
+                req->length, info.base, info.size);
+        status = UCS_ERR_INVALID_ADDR;
+        goto err;
+    }
+
+    start = ucs_max(dptr, info.base);
+    end   = ucs_min(dptr + length, info.base + info.size);
+    ret   = gdrx_pin(md->ctx, start, end - start, GDRX_PIN_FLAG_DEFAULT, &pin);
     if (ret != 0) {
         ucs_log(level, "gdrx: pin of 0x%" PRIx64 "..0x%" PRIx64 " failed: %s",
                 start, end, gdrx_strerror(ret));
+        status = uct_gdrx_md_status(ret);
         goto err;
     }
 
@@ -77,6 +89,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
         ucs_log(level, "gdrx: map of 0x%" PRIx64 " length %zu failed: %s",
                 start, (size_t)(end - start), gdrx_strerror(ret));
         gdrx_unpin(md->ctx, pin);
+        status = uct_gdrx_md_status(ret);
         goto err;
     }
 
@@ -93,7 +106,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
 
 err:
     uct_gdrx_count(&md->counters.reg_errors);
-    return uct_gdrx_md_status(ret);
+    return status;
 }
 
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
@@ -118,6 +131,7 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
                                       size_t length, unsigned flags,
                                       uct_mem_h *memh_p)
 {
+    uct_gdrx_mem_req_t req;
     uct_gdrx_mem_t *mem;
     ucs_status_t status;
 
@@ -127,8 +141,11 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_gdrx_mem_map(md, (uintptr_t)address, length,
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, mem);
+    req.address = (uintptr_t)address;
+    req.length  = length;
+    req.flags   = flags;
+    status      = uct_gdrx_mem_map(md, req.address, length, &req,
+                                   flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, mem);
     if (status != UCS_OK) {
         ucs_free(mem);
         return status;

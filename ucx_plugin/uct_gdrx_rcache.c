@@ -30,21 +30,23 @@ uct_gdrx_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
                            ucs_rcache_region_t *rregion, uint16_t reg_flags)
 {
     uct_gdrx_md_t *md                = context;
+    const uct_gdrx_mem_req_t *req    = arg;
     uct_gdrx_rcache_region_t *region = ucs_derived_of(rregion,
                                                       uct_gdrx_rcache_region_t);
     uint64_t start                   = region->super.super.start;
     size_t length                    = region->super.super.end - start;
     int hide                         = (reg_flags &
                                         UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
-                                       (*(unsigned*)arg &
+                                       (req->flags &
                                         UCT_MD_MEM_FLAG_HIDE_ERRORS);
 
-    if (uct_gdrx_mem_is_host((void*)(uintptr_t)start, length)) {
+    /* by the address asked for: the widened start may lie in no allocation */
+    if (uct_gdrx_mem_is_host((void*)(uintptr_t)req->address, req->length)) {
         region->mem.kind = UCT_GDRX_MEM_KIND_HOST;
         return UCS_OK;
     }
 
-    return uct_gdrx_mem_map(md, start, length, hide, &region->mem);
+    return uct_gdrx_mem_map(md, start, length, req, hide, &region->mem);
 }
 
 static void uct_gdrx_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
@@ -102,15 +104,25 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md)
     return ucs_rcache_create(&params, UCT_GDRX_NAME, NULL, &md->rcache);
 }
 
-/* Without CUDA free events a hit may name an allocation CUDA freed and gave
- * out again at the same address: compare the allocation's buffer id. */
+/* A hit must have pinned all of the request: a region the cache widened
+ * into a neighbouring allocation pinned only its own allocation's part.
+ * Without CUDA free events it may also name an allocation CUDA freed and
+ * gave out again at the same address: compare the allocation's buffer id. */
 static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
-                                             uct_gdrx_rcache_region_t *region)
+                                             uct_gdrx_rcache_region_t *region,
+                                             const uct_gdrx_mem_req_t *req)
 {
     struct gdrx_mem_info info;
     int ret;
 
-    if (md->events || (region->mem.kind != UCT_GDRX_MEM_KIND_MAPPED)) {
+    if (region->mem.kind != UCT_GDRX_MEM_KIND_MAPPED) {
+        return 1;
+    }
+    if (!uct_gdrx_range_holds(region->mem.dptr, region->mem.length,
+                              req->address, req->length)) {
+        return 0;
+    }
+    if (md->events) {
         return 1;
     }
 
@@ -122,6 +134,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  size_t length, unsigned flags,
                                  uct_mem_h *memh_p)
 {
+    uct_gdrx_mem_req_t req = {(uintptr_t)address, length, flags};
     uct_gdrx_rcache_region_t *region;
     ucs_rcache_region_t *rregion;
     ucs_status_t status;
@@ -129,14 +142,13 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
 
     for (attempt = 0; attempt < 2; ++attempt) {
         status = uct_gdrx_rcache_get(md->rcache, address, length,
-                                     PROT_READ | PROT_WRITE, &flags,
-                                     &rregion);
+                                     PROT_READ | PROT_WRITE, &req, &rregion);
         if (status != UCS_OK) {
             return status;
         }
 
         region = ucs_derived_of(rregion, uct_gdrx_rcache_region_t);
-        if (uct_gdrx_rcache_region_is_current(md, region)) {
+        if (uct_gdrx_rcache_region_is_current(md, region, &req)) {
             *memh_p = &region->mem;
             return UCS_OK;
         }
