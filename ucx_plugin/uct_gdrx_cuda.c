@@ -11,7 +11,9 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 
 
 /* CUdevice_attribute values of the PCI address (stable driver ABI). */
@@ -28,35 +30,77 @@ static int uct_gdrx_cuda_found;
 static unsigned uct_gdrx_cuda_sys_devs[UCT_GDRX_CUDA_MAX_DEVICES];
 
 
+/* Entry points by driver symbol; NULL optional ones may stay NULL. */
+#define UCT_GDRX_CUDA_SYM(_member, _symbol) \
+    {ucs_offsetof(uct_gdrx_cuda_api_t, _member), _symbol}
+
+static const struct {
+    size_t     offset;
+    const char *symbol;
+} uct_gdrx_cuda_syms[] = {
+    UCT_GDRX_CUDA_SYM(ctx_get_current,        "cuCtxGetCurrent"),
+    UCT_GDRX_CUDA_SYM(device_get,             "cuDeviceGet"),
+    UCT_GDRX_CUDA_SYM(device_get_attribute,   "cuDeviceGetAttribute"),
+    UCT_GDRX_CUDA_SYM(pointer_get_attributes, "cuPointerGetAttributes"),
+    UCT_GDRX_CUDA_SYM(ctx_push_current,       "cuCtxPushCurrent_v2"),
+    UCT_GDRX_CUDA_SYM(ctx_pop_current,        "cuCtxPopCurrent_v2"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_get_state,  "cuDevicePrimaryCtxGetState"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_retain,     "cuDevicePrimaryCtxRetain"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_release,    "cuDevicePrimaryCtxRelease_v2"),
+    UCT_GDRX_CUDA_SYM(stream_create,          "cuStreamCreate"),
+    UCT_GDRX_CUDA_SYM(stream_destroy,         "cuStreamDestroy_v2"),
+    UCT_GDRX_CUDA_SYM(stream_synchronize,     "cuStreamSynchronize"),
+    UCT_GDRX_CUDA_SYM(memcpy_dtoh_async,      "cuMemcpyDtoHAsync_v2"),
+    UCT_GDRX_CUDA_SYM(ctx_get_id,             "cuCtxGetId"),
+    UCT_GDRX_CUDA_SYM(get_error_string,       "cuGetErrorString")
+};
+
+/* The members from ctx_get_id on are optional. */
+#define UCT_GDRX_CUDA_OPTIONAL ucs_offsetof(uct_gdrx_cuda_api_t, ctx_get_id)
+
+
 static void uct_gdrx_cuda_load(void)
 {
     /* RTLD_NOLOAD: only the libcuda already in the process; the handle
      * stays open so the functions stay valid */
     void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    void *fn;
+    size_t i;
 
     if (handle == NULL) {
         ucs_debug("gdrx: no libcuda loaded");
         return;
     }
 
-    *(void**)&uct_gdrx_cuda.memcpy_dtoh          = dlsym(handle,
-                                                         "cuMemcpyDtoH_v2");
-    *(void**)&uct_gdrx_cuda.ctx_get_current      = dlsym(handle,
-                                                         "cuCtxGetCurrent");
-    *(void**)&uct_gdrx_cuda.device_get           = dlsym(handle,
-                                                         "cuDeviceGet");
-    *(void**)&uct_gdrx_cuda.device_get_attribute = dlsym(handle,
-                                                         "cuDeviceGetAttribute");
-    uct_gdrx_cuda_found = (uct_gdrx_cuda.memcpy_dtoh != NULL) &&
-                          (uct_gdrx_cuda.ctx_get_current != NULL) &&
-                          (uct_gdrx_cuda.device_get != NULL) &&
-                          (uct_gdrx_cuda.device_get_attribute != NULL);
+    uct_gdrx_cuda_found = 1;
+    for (i = 0; i < ucs_static_array_size(uct_gdrx_cuda_syms); ++i) {
+        fn = dlsym(handle, uct_gdrx_cuda_syms[i].symbol);
+        if ((fn == NULL) &&
+            (uct_gdrx_cuda_syms[i].offset < UCT_GDRX_CUDA_OPTIONAL)) {
+            ucs_debug("gdrx: libcuda lacks %s", uct_gdrx_cuda_syms[i].symbol);
+            uct_gdrx_cuda_found = 0;
+        }
+        memcpy((char*)&uct_gdrx_cuda + uct_gdrx_cuda_syms[i].offset, &fn,
+               sizeof(fn));
+    }
 }
 
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void)
 {
     pthread_once(&uct_gdrx_cuda_once, uct_gdrx_cuda_load);
     return uct_gdrx_cuda_found ? &uct_gdrx_cuda : NULL;
+}
+
+const char *uct_gdrx_cuda_error_string(int error)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    const char *str                 = NULL;
+
+    if ((cuda == NULL) || (cuda->get_error_string == NULL) ||
+        (cuda->get_error_string(error, &str) != 0) || (str == NULL)) {
+        return "unknown CUDA error";
+    }
+    return str;
 }
 
 static ucs_sys_device_t uct_gdrx_cuda_find_sys_dev(int ordinal)
