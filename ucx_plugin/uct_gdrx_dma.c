@@ -35,6 +35,7 @@ void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma)
     const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
     uct_gdrx_dma_stream_t *entry;
     unsigned long long id;
+    void *popped;
     unsigned i;
     int ret;
 
@@ -47,10 +48,15 @@ void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma)
               (id != entry->ctx_id)))) {
             continue;
         }
-        ret = cuda->stream_destroy(entry->stream);
+        /* in its own context, as it was made */
+        ret = cuda->ctx_push_current(entry->ctx);
+        if (ret == 0) {
+            ret = cuda->stream_destroy(entry->stream);
+            cuda->ctx_pop_current(&popped);
+        }
         if (ret != 0) {
-            ucs_debug("gdrx: cuStreamDestroy failed: %s",
-                      uct_gdrx_cuda_error_string(ret));
+            ucs_debug("gdrx: destroying the stream of context %p failed: %s",
+                      entry->ctx, uct_gdrx_cuda_error_string(ret));
         }
     }
     pthread_mutex_destroy(&dma->lock);

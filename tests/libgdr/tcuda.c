@@ -50,6 +50,8 @@ int tc_load(void)
     LOADSIM(set_va_reuse, "simcu_set_va_reuse");
     LOADSIM(live_allocations, "simcu_live_allocations");
     LOADSIM(free_unhooked, "simcu_free_unhooked");
+    LOADSIM(last_copy, "simcu_last_copy");
+    LOADSIM(live_streams, "simcu_live_streams");
     return tsim.fail_next != NULL;
 }
 

@@ -20,6 +20,8 @@
 #include "gdrx.h"
 #include "gdrx_test.h"
 
+struct simcu_copy_info; /* simcu.h */
+
 struct tcuda {
     __typeof__(&cuInit)                   Init;
     __typeof__(&cuDeviceGet)              DeviceGet;
@@ -45,6 +47,8 @@ struct tsim {
     int  (*set_va_reuse)(int on);
     long (*live_allocations)(void);
     CUresult (*free_unhooked)(CUdeviceptr p);
+    int  (*last_copy)(struct simcu_copy_info *out);
+    long (*live_streams)(void);
 };
 
 extern struct tcuda tc;
