@@ -32,7 +32,9 @@ void uct_gdrx_dma_init(uct_gdrx_dma_t *dma)
 
 void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma)
 {
-    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    /* an interface that never used the copy engine calls no CUDA */
+    const uct_gdrx_cuda_api_t *cuda = (dma->count > 0) ? uct_gdrx_cuda_api() :
+                                                         NULL;
     uct_gdrx_dma_stream_t *entry;
     unsigned long long id;
     void *popped;

@@ -1,7 +1,8 @@
 /*
- * uct_gdrx_ep.c - gdrx endpoints.  Every operation is a CPU copy between a
- * host buffer and the BAR mapping named by the remote key, finished before
- * it returns (so zcopy and get_bcopy complete in place, never pending).
+ * uct_gdrx_ep.c - gdrx endpoints.  Every operation is a copy between a
+ * host buffer and the BAR mapping named by the remote key, by the CPU (or,
+ * GPU to host from DMA_THRESH on, by the copy engine), finished before it
+ * returns (so zcopy and get_bcopy complete in place, never pending).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -296,7 +296,9 @@ static void test_span_allocations_nocache(void) { ut_span("n"); }
 #if UCT_API < UCT_VERSION(1, 17)
 /* A cache aligning regions to 64 KiB (UCX_GDRX_RCACHE_ADDR_ALIGN, before
  * UCX 1.17) widens b's region back into a: b's registration must pin b,
- * and a hit on a region pinned for one must not serve the other. */
+ * and a hit on a region pinned for one must not serve the other.  With a
+ * freed, the widened region starts in no allocation: b is still device
+ * memory. */
 static void test_widened_region(void)
 {
     uint8_t buf[100];
@@ -321,8 +323,14 @@ static void test_widened_region(void)
             CU_ASSERT(tc_check(x + 10, sizeof(buf), 10 + 2 * round + i));
         }
     }
-    ut_close(&u);
     tc_free(a);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(b + 10), sizeof(buf), &r), UCS_OK);
+    tc_pattern(buf, sizeof(buf), 20);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), b + 10, r.rkey.rkey),
+                    UCS_OK);
+    ut_dereg(&u, &r);
+    CU_ASSERT(tc_check(b + 10, sizeof(buf), 20));
+    ut_close(&u);
     tc_free(b);
 }
 #endif
