@@ -126,7 +126,8 @@ static void ut_local_gpu(const char *dma, long want_dma)
         return;
     }
     ut_ep_open(&u, dma);
-    CU_ASSERT_FATAL(((l = tc_alloc(UT_ALLOC)) != 0) && ((d = tc_alloc(UT_ALLOC)) != 0));
+    CU_ASSERT_FATAL((l = tc_alloc(UT_ALLOC)) != 0);
+    CU_ASSERT_FATAL((d = tc_alloc(UT_ALLOC)) != 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)l, UT_ALLOC, &lr), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_ALLOC, &rr), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, host, hsize, &hr), UCS_OK);
@@ -260,7 +261,8 @@ static void test_multi_iov(void)
         return;
     }
     ut_ep_open(&u, "4k");
-    CU_ASSERT_FATAL(((d = tc_alloc(UT_ALLOC)) != 0) && ((g = tc_alloc(UT_ALLOC)) != 0));
+    CU_ASSERT_FATAL((d = tc_alloc(UT_ALLOC)) != 0);
+    CU_ASSERT_FATAL((g = tc_alloc(UT_ALLOC)) != 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_ALLOC, &rr), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)g, UT_ALLOC, &gr), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, rhost, 16384, &hr), UCS_OK);
@@ -355,7 +357,8 @@ static void test_zcopy_checks_first(void)
         return;
     }
     ut_ep_open(&u, "inf");
-    CU_ASSERT_FATAL(((d = tc_alloc(UT_ALLOC)) != 0) && ((g = tc_alloc(UT_ALLOC)) != 0));
+    CU_ASSERT_FATAL((d = tc_alloc(UT_ALLOC)) != 0);
+    CU_ASSERT_FATAL((g = tc_alloc(UT_ALLOC)) != 0);
     tc_fill(d, UT_ALLOC, 60);
     tc_fill(g, UT_ALLOC, 61);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(d + len), len, &r), UCS_OK);
@@ -464,7 +467,8 @@ static void test_freed_status(void)
         return;
     }
     ut_ep_open(&u, "4k");
-    CU_ASSERT_FATAL(((d = tc_alloc(UT_ALLOC)) != 0) && ((g = tc_alloc(UT_ALLOC)) != 0));
+    CU_ASSERT_FATAL((d = tc_alloc(UT_ALLOC)) != 0);
+    CU_ASSERT_FATAL((g = tc_alloc(UT_ALLOC)) != 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_ALLOC, &r), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)g, UT_ALLOC, &l), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, host, large, &h), UCS_OK);
