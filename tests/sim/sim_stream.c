@@ -109,11 +109,12 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
         return rc;
     struct CUstream_st *found = NULL;
     sim_lock();
-    for (struct CUstream_st **p = &sim.streams; *p && !found; p = &(*p)->next) {
+    for (struct CUstream_st **p = &sim.streams; *p; p = &(*p)->next) {
         if (*p == hStream) {
             found = *p;
             *p = found->next;
             sim.live_streams--;
+            break;
         }
     }
     sim_unlock();
