@@ -102,6 +102,7 @@ static ucs_status_t uct_gdrx_dma_scope_enter(uct_gdrx_dma_t *dma,
     unsigned flags;
     int ret, device, active;
 
+    scope->ctx             = NULL;
     scope->pushed          = 0;
     scope->retained_device = -1;
     ret = cuda->pointer_get_attributes(2, attributes, data, src);
@@ -209,9 +210,9 @@ ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
                                       uint64_t src, size_t length)
 {
     const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    void *stream = NULL;
     uct_gdrx_dma_scope_t scope;
     ucs_status_t status;
-    void *stream;
     int ret;
 
     if (cuda == NULL) {
