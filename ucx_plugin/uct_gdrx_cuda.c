@@ -52,7 +52,7 @@ static const struct {
     UCT_GDRX_CUDA_SYM(stream_destroy,         "cuStreamDestroy_v2"),
     UCT_GDRX_CUDA_SYM(stream_synchronize,     "cuStreamSynchronize"),
     UCT_GDRX_CUDA_SYM(memcpy_dtoh_async,      "cuMemcpyDtoHAsync_v2"),
-    UCT_GDRX_CUDA_SYM(memcpy,                 "cuMemcpy"),
+    UCT_GDRX_CUDA_SYM(memcpy_async,           "cuMemcpyAsync"),
     UCT_GDRX_CUDA_SYM(mem_alloc,              "cuMemAlloc_v2"),
     UCT_GDRX_CUDA_SYM(mem_free,               "cuMemFree_v2"),
     UCT_GDRX_CUDA_SYM(ctx_get_id,             "cuCtxGetId"),
@@ -153,44 +153,6 @@ ucs_sys_device_t uct_gdrx_cuda_sys_dev(int ordinal)
     __atomic_store_n(&uct_gdrx_cuda_sys_devs[ordinal], (unsigned)sys_dev + 1,
                      __ATOMIC_RELAXED);
     return sys_dev;
-}
-
-ucs_status_t uct_gdrx_cuda_copy(void *dst, const void *src, size_t length,
-                                uint64_t dev_addr)
-{
-    static const int attribute      = UCT_GDRX_CU_POINTER_ATTR_CONTEXT;
-    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
-    void *ctx                       = NULL;
-    void *data[]                    = {&ctx};
-    void *popped;
-    int ret;
-
-    if (cuda == NULL) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-
-    /* the buffer's own context, whatever the calling thread has current
-     * (a progress thread may have none) */
-    ret = cuda->pointer_get_attributes(1, &attribute, data, dev_addr);
-    if ((ret != 0) || (ctx == NULL)) {
-        ucs_debug("gdrx: no CUDA context for 0x%" PRIx64 ": CUDA error %d",
-                  dev_addr, ret);
-        return UCS_ERR_INVALID_ADDR;
-    }
-
-    ret = cuda->ctx_push_current(ctx);
-    if (ret != 0) {
-        ucs_debug("gdrx: cuCtxPushCurrent failed: CUDA error %d", ret);
-        return UCS_ERR_IO_ERROR;
-    }
-    ret = cuda->memcpy((uintptr_t)dst, (uintptr_t)src, length);
-    cuda->ctx_pop_current(&popped);
-    if (ret != 0) {
-        ucs_debug("gdrx: cuMemcpy of %zu bytes %p -> %p failed: CUDA error "
-                  "%d", length, src, dst, ret);
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
 }
 
 ucs_status_t uct_gdrx_cuda_alloc(size_t length, uint64_t *dptr_p)

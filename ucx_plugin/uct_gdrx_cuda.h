@@ -39,9 +39,10 @@ typedef struct uct_gdrx_cuda_api {
     int (*stream_synchronize)(void *stream);
     int (*memcpy_dtoh_async)(void *dst, unsigned long long src, size_t length,
                              void *stream);
-    /* copies of memory gdrx could not pin, and the MD's allocations */
-    int (*memcpy)(unsigned long long dst, unsigned long long src,
-                  size_t length);
+    /* copies of memory gdrx could not pin (also on the copy engine's
+     * streams), and the MD's allocations */
+    int (*memcpy_async)(unsigned long long dst, unsigned long long src,
+                        size_t length, void *stream);
     int (*mem_alloc)(unsigned long long *dptr, size_t length);
     int (*mem_free)(unsigned long long dptr);
     /* NULL where the driver lacks them (cuCtxGetId: CUDA 12.0) */
@@ -59,12 +60,6 @@ const char *uct_gdrx_cuda_error_string(int error);
 /* UCX's system device of the GPU with this CUDA ordinal (by its PCI bus
  * id, as UCX's own CUDA transports name it), or UCS_SYS_DEVICE_ID_UNKNOWN. */
 ucs_sys_device_t uct_gdrx_cuda_sys_dev(int ordinal);
-
-/* Copy length bytes from src to dst, either of them device memory (unified
- * addressing), with a CUDA memcpy in the context of the device address
- * dev_addr: what a registration gdrx could not pin falls back to. */
-ucs_status_t uct_gdrx_cuda_copy(void *dst, const void *src, size_t length,
-                                uint64_t dev_addr);
 
 /* cuMemAlloc in the calling thread's current CUDA context (none:
  * UCS_ERR_NO_DEVICE, as UCX's cuda_copy), and cuMemFree. */

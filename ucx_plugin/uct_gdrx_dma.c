@@ -1,6 +1,6 @@
 /*
- * uct_gdrx_dma.c - bulk GPU-to-host copies by the GPU's copy engine (see
- * the header for when the endpoint uses one).
+ * uct_gdrx_dma.c - copies by the GPU's copy engine (see the header for
+ * when the endpoint uses one).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -70,8 +70,9 @@ static ucs_status_t uct_gdrx_dma_cuda_error(const char *what, int ret)
     return UCS_ERR_IO_ERROR;
 }
 
-/* Where the copy engine cannot help: said once per interface, then the
- * endpoint reads through the BAR. */
+/* Where the copy engine cannot help: said once per interface (the
+ * endpoint then reads through the BAR, or fails a copy of memory gdrx
+ * could not pin). */
 static ucs_status_t uct_gdrx_dma_unsupported(uct_gdrx_dma_t *dma,
                                              const char *why, uint64_t src)
 {
@@ -80,8 +81,7 @@ static ucs_status_t uct_gdrx_dma_unsupported(uct_gdrx_dma_t *dma,
     if (!__atomic_exchange_n(&dma->unsupported_logged, 1, __ATOMIC_RELAXED)) {
         level = UCS_LOG_LEVEL_DIAG;
     }
-    ucs_log(level, "gdrx: no copy engine for 0x%" PRIx64 " (%s): reading "
-            "through the BAR", src, why);
+    ucs_log(level, "gdrx: no copy engine for 0x%" PRIx64 " (%s)", src, why);
     return UCS_ERR_UNSUPPORTED;
 }
 
@@ -206,8 +206,12 @@ static ucs_status_t uct_gdrx_dma_stream_get(uct_gdrx_dma_t *dma,
     return status;
 }
 
-ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
-                                      uint64_t src, size_t length)
+/* One copy on the interface's stream of the context dev_addr belongs to,
+ * waited for: cuMemcpyDtoHAsync into host memory (dtoh), else
+ * cuMemcpyAsync (unified addressing: host or device on either side). */
+static ucs_status_t uct_gdrx_dma_run(uct_gdrx_dma_t *dma, void *dst,
+                                     const void *src, size_t length,
+                                     uint64_t dev_addr, int dtoh)
 {
     const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
     void *stream = NULL;
@@ -217,23 +221,26 @@ ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
 
     if (cuda == NULL) {
         return uct_gdrx_dma_unsupported(dma, "no CUDA driver entry points",
-                                        src);
+                                        dev_addr);
     }
 
-    status = uct_gdrx_dma_scope_enter(dma, cuda, src, &scope);
+    status = uct_gdrx_dma_scope_enter(dma, cuda, dev_addr, &scope);
     if (status != UCS_OK) {
         return status;
     }
 
-    status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, src, &stream);
+    status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, dev_addr, &stream);
     if (status == UCS_OK) {
-        ret = cuda->memcpy_dtoh_async(dst, src, length, stream);
+        ret = dtoh ? cuda->memcpy_dtoh_async(dst, (uintptr_t)src, length,
+                                             stream) :
+                     cuda->memcpy_async((uintptr_t)dst, (uintptr_t)src,
+                                        length, stream);
         if (ret == 0) {
             ret = cuda->stream_synchronize(stream);
         }
         if (ret != 0) {
-            ucs_error("gdrx: copy of %zu bytes from 0x%" PRIx64 " by the "
-                      "copy engine failed: %s", length, src,
+            ucs_error("gdrx: copy of %zu bytes from %p to %p by the copy "
+                      "engine failed: %s", length, src, dst,
                       uct_gdrx_cuda_error_string(ret));
             status = UCS_ERR_IO_ERROR;
         }
@@ -241,4 +248,18 @@ ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
 
     uct_gdrx_dma_scope_exit(cuda, &scope);
     return status;
+}
+
+ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
+                                      uint64_t src, size_t length)
+{
+    return uct_gdrx_dma_run(dma, dst, (const void*)(uintptr_t)src, length,
+                            src, 1);
+}
+
+ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
+                               const void *src, size_t length,
+                               uint64_t dev_addr)
+{
+    return uct_gdrx_dma_run(dma, dst, src, length, dev_addr, 0);
 }

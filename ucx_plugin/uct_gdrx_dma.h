@@ -1,5 +1,6 @@
 /*
- * uct_gdrx_dma.h - bulk GPU-to-host copies by the GPU's copy engine.
+ * uct_gdrx_dma.h - copies by the GPU's copy engine: bulk GPU-to-host ones,
+ * and every copy of memory gdrx could not pin.
  *
  * SPDX-License-Identifier: MIT
  *
@@ -10,8 +11,9 @@
  * the buffer's own CUDA context (pushed when another one, or none, is
  * current) on a non-blocking stream of the interface, never the legacy
  * default stream: it waits for no application work, so a kernel that
- * waits for the message cannot deadlock it.  It uses the libcuda that
- * libgdrx loaded (never loads one).
+ * waits for the message cannot deadlock it.  Memory libgdrx could not pin
+ * is copied the same way, whatever its size and direction.  It uses the
+ * libcuda that libgdrx loaded (never loads one).
  */
 #ifndef UCT_GDRX_DMA_H
 #define UCT_GDRX_DMA_H
@@ -56,5 +58,13 @@ void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma);
  * failed (logged). */
 ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
                                       uint64_t src, size_t length);
+
+/* Copy length bytes from src to dst, host or device memory each (unified
+ * addressing), on the stream of the context of the device address
+ * dev_addr, and wait for it: how memory gdrx could not pin is copied.
+ * Statuses as uct_gdrx_dma_from_device's. */
+ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
+                               const void *src, size_t length,
+                               uint64_t dev_addr);
 
 #endif

@@ -45,22 +45,44 @@ uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
     return UCS_OK;
 }
 
-/* Copy between buffer and device memory gdrx could not pin, by CUDA. */
+/* Copy between buffer and remote_addr, one of them device memory gdrx
+ * could not pin (dev_addr), by the copy engine, which nothing can replace
+ * here; memory CUDA freed is UCS_ERR_INVALID_ADDR, as on the pinned
+ * paths. */
 static UCS_F_NOINLINE ucs_status_t
-uct_gdrx_ep_copy_unpinned(uct_gdrx_dir_t dir, void *buffer, size_t length,
+uct_gdrx_ep_copy_unpinned(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                          void *buffer, size_t length, uint64_t remote_addr,
                           uint64_t dev_addr)
 {
-    void *dev = (void*)(uintptr_t)dev_addr;
+    void *remote = (void*)(uintptr_t)remote_addr;
+    ucs_status_t status;
 
-    return (dir == UCT_GDRX_DIR_PUT) ?
-           uct_gdrx_cuda_copy(dev, buffer, length, dev_addr) :
-           uct_gdrx_cuda_copy(buffer, dev, length, dev_addr);
+    if (length == 0) {
+        return UCS_OK;
+    }
+
+    status = (dir == UCT_GDRX_DIR_PUT) ?
+             uct_gdrx_dma_copy(&iface->dma, remote, buffer, length,
+                               dev_addr) :
+             uct_gdrx_dma_copy(&iface->dma, buffer, remote, length,
+                               dev_addr);
+    if (ucs_likely(status == UCS_OK)) {
+        return UCS_OK;
+    } else if (uct_gdrx_mem_is_host((void*)(uintptr_t)dev_addr, length)) {
+        ucs_debug("gdrx: 0x%" PRIx64 " was freed", dev_addr);
+        return UCS_ERR_INVALID_ADDR;
+    } else if (status == UCS_ERR_UNSUPPORTED) {
+        ucs_error("gdrx: cannot copy %zu bytes at 0x%" PRIx64 ": not pinned, "
+                  "and no copy engine for it", length, dev_addr);
+        return UCS_ERR_IO_ERROR;
+    }
+    return status;
 }
 
 /* Copy length bytes between buffer and remote_addr of the key's range. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
-                 uint64_t remote_addr, uct_rkey_t rkey)
+uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
+                 size_t length, uint64_t remote_addr, uct_rkey_t rkey)
 {
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
     ucs_status_t status;
@@ -88,7 +110,8 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
     }
 
     if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-        return uct_gdrx_ep_copy_unpinned(dir, buffer, length, remote_addr);
+        return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
+                                         remote_addr, remote_addr);
     }
 
     pin.id = key->pin_id;
@@ -158,8 +181,9 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
     if (iface->keycache.enabled) {
         held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
         if (held != NULL) {
-            if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
-                                            (uintptr_t)&held->key) == UCS_OK)) {
+            status = uct_gdrx_ep_copy(iface, dir, buffer, length,
+                                      remote_addr, (uintptr_t)&held->key);
+            if (ucs_likely(status == UCS_OK)) {
                 return UCS_OK;
             }
             /* CUDA freed it: libgdrx revoked the pin, nothing was copied */
@@ -172,7 +196,7 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
         return status;
     }
 
-    status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
+    status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
                               (uintptr_t)&local.key);
     if ((status == UCS_OK) && iface->keycache.enabled &&
         (local.mem->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
@@ -195,7 +219,8 @@ uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
         status = uct_gdrx_ep_copy_keyless(iface, dir, buffer, length,
                                           remote_addr);
     } else {
-        status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr, rkey);
+        status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
+                                  rkey);
     }
     if (status == UCS_OK) {
         uct_gdrx_iface_count(iface, op, dir, length);
@@ -346,8 +371,8 @@ static ucs_status_t uct_gdrx_ep_get_large(uct_gdrx_iface_t *iface,
     void *mapped;
 
     if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (length == 0)) {
-        return uct_gdrx_ep_copy(UCT_GDRX_DIR_GET, buffer, length, remote_addr,
-                                rkey);
+        return uct_gdrx_ep_copy(iface, UCT_GDRX_DIR_GET, buffer, length,
+                                remote_addr, rkey);
     }
 
     status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
@@ -392,12 +417,12 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
             status = uct_gdrx_md_status(gdrx_copy_from_mapping(
                     local->pin, bounce, mapped + done, chunk));
             if (status == UCS_OK) {
-                status = uct_gdrx_ep_copy(dir, bounce, chunk,
+                status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
                                           remote_addr + done, rkey);
             }
         } else {
-            status = uct_gdrx_ep_copy(dir, bounce, chunk, remote_addr + done,
-                                      rkey);
+            status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
+                                      remote_addr + done, rkey);
             if (status == UCS_OK) {
                 status = uct_gdrx_md_status(gdrx_copy_to_mapping(
                         local->pin, mapped + done, bounce, chunk));
@@ -408,25 +433,6 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
         }
     }
     return UCS_OK;
-}
-
-/* A zcopy's local buffer is device memory gdrx could not pin: CUDA copies
- * it from or to the remote address, host or device (unified addressing).
- * Both ranges were checked before the first part was copied. */
-static ucs_status_t uct_gdrx_ep_copy_local_unpinned(uct_gdrx_dir_t dir,
-                                                    uint8_t *buffer,
-                                                    size_t length,
-                                                    uint64_t remote_addr)
-{
-    void *remote = (void*)(uintptr_t)remote_addr;
-
-    if (length == 0) {
-        return UCS_OK;
-    }
-
-    return (dir == UCT_GDRX_DIR_PUT) ?
-           uct_gdrx_cuda_copy(remote, buffer, length, (uintptr_t)buffer) :
-           uct_gdrx_cuda_copy(buffer, remote, length, (uintptr_t)buffer);
 }
 
 /* The local memh of an iov entry, if it is device memory registered with
@@ -500,9 +506,10 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
             buffer = (uint8_t*)iov[i].buffer + n * stride;
             if ((local != NULL) &&
                 (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-                status = uct_gdrx_ep_copy_local_unpinned(dir, buffer,
-                                                         iov[i].length,
-                                                         remote_addr + offset);
+                status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
+                                                   iov[i].length,
+                                                   remote_addr + offset,
+                                                   (uintptr_t)buffer);
             } else if (local != NULL) {
                 status = uct_gdrx_ep_copy_local(iface, dir, local, buffer,
                                                 iov[i].length,
@@ -511,7 +518,7 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                 status = uct_gdrx_ep_get_large(iface, buffer, iov[i].length,
                                                remote_addr + offset, rkey);
             } else {
-                status = uct_gdrx_ep_copy(dir, buffer, iov[i].length,
+                status = uct_gdrx_ep_copy(iface, dir, buffer, iov[i].length,
                                           remote_addr + offset, rkey);
             }
             if (status != UCS_OK) {

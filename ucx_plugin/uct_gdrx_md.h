@@ -33,7 +33,7 @@ typedef enum uct_gdrx_mem_kind {
     UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< zero-length device registration */
     UCT_GDRX_MEM_KIND_MAPPED   = 3, /**< device memory pinned and mapped */
     UCT_GDRX_MEM_KIND_UNPINNED = 4  /**< device memory the pin failed on:
-                                         copies go through cuMemcpy */
+                                         the copy engine copies it */
 } uct_gdrx_mem_kind_t;
 
 

@@ -184,8 +184,8 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     if (__atomic_fetch_add(&md->counters.reg_fallbacks, 1,
                            __ATOMIC_RELAXED) == 0) {
         ucs_diag("gdrx: cannot pin 0x%" PRIx64 " length %zu (%s): copying "
-                 "such memory with cuMemcpy", start, (size_t)(end - start),
-                 gdrx_strerror(ret));
+                 "such memory with the copy engine", start,
+                 (size_t)(end - start), gdrx_strerror(ret));
     }
     mem->kind      = UCT_GDRX_MEM_KIND_UNPINNED;
     mem->dptr      = start;

@@ -79,6 +79,13 @@ CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     return copy("cuMemcpy", dst, 0, src, 0, ByteCount, NULL);
 }
 
+/* Either side host or device memory, as unified addressing resolves it. */
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                               CUstream hStream)
+{
+    return copy("cuMemcpyAsync", dst, 0, src, 0, ByteCount, hStream);
+}
+
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
                                    CUstream hStream)
 {

@@ -79,6 +79,7 @@ static const struct proc_entry table[] = {
     P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
     P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
     P("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2),
+    P("cuMemcpyAsync", 4000, cuMemcpyAsync),
     P("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2),
     P("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2),
     P("cuMemsetD8", 3020, cuMemsetD8_v2),

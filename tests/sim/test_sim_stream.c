@@ -121,6 +121,17 @@ static void test_last_copy(void)
     CU_ASSERT(info.stream == nb && info.legacy == 0 && info.count == 2);
     CU_ASSERT(info.dst == (uintptr_t)back && info.src == p + 8);
 
+    /* unified addressing: device to host, host to device */
+    memset(back, 0, sizeof(back));
+    CU_ASSERT(cuMemcpyAsync((uintptr_t)back, p + 8, 64, nb) == CUDA_SUCCESS);
+    CU_ASSERT(memcmp(back, buf, 64) == 0);
+    CU_ASSERT_FATAL(simcu_last_copy(&info) == 0);
+    CU_ASSERT(info.stream == nb && info.legacy == 0 && info.count == 3);
+    CU_ASSERT(info.dst == (uintptr_t)back && info.src == p + 8 && info.bytes == 64);
+    CU_ASSERT(cuMemcpyAsync(p + 100, (uintptr_t)buf, 8, nb) == CUDA_SUCCESS);
+    CU_ASSERT(simcu_last_copy(&info) == 0 && info.dst == p + 100 && info.count == 4);
+    CU_ASSERT(cuMemcpyAsync(p + 4090, (uintptr_t)buf, 8, nb) == CUDA_ERROR_INVALID_VALUE);
+
     CU_ASSERT(cuMemcpyHtoDAsync(p, buf, 16, blocking) == CUDA_SUCCESS);
     CU_ASSERT(simcu_last_copy(&info) == 0 && info.stream == blocking && info.legacy == 1);
     CU_ASSERT(cuMemcpyHtoDAsync(p, buf, 16, CU_STREAM_PER_THREAD) == CUDA_SUCCESS);
@@ -130,7 +141,7 @@ static void test_last_copy(void)
     CU_ASSERT(cuMemcpyDtoHAsync(back, p + 4000, 200, nb) == CUDA_ERROR_INVALID_VALUE);
     CU_ASSERT(simcu_fail_next("cuMemcpyDtoHAsync", CUDA_ERROR_LAUNCH_FAILED, 1) == 0);
     CU_ASSERT(cuMemcpyDtoHAsync(back, p, 16, nb) == CUDA_ERROR_LAUNCH_FAILED);
-    CU_ASSERT(simcu_last_copy(&info) == 0 && info.count == 4 && info.stream == CU_STREAM_PER_THREAD);
+    CU_ASSERT(simcu_last_copy(&info) == 0 && info.count == 6 && info.stream == CU_STREAM_PER_THREAD);
     CU_ASSERT(cuMemcpyDtoHAsync(back, p, 16, (CUstream)&info) == CUDA_ERROR_INVALID_HANDLE);
     CU_ASSERT(cuStreamDestroy(nb) == CUDA_SUCCESS);
     CU_ASSERT(cuStreamDestroy(blocking) == CUDA_SUCCESS);

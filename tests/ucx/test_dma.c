@@ -4,7 +4,8 @@
  * used: a stream of gdrx's own that waits for no application work (never
  * the legacy default stream), the buffer's context whatever is current
  * (or nothing), a stream per context that outlives no context, CUDA
- * errors reported as an error status.
+ * errors reported as an error status; and memory gdrx could not pin,
+ * copied on the same stream.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -38,23 +39,30 @@ static ucs_status_t ut_dma_get(struct ut_uct *u, struct ut_reg *r,
     return status;
 }
 
-/* The copy the sim saw last was gdrx's of UT_LEN bytes into host + 1, on
- * a stream that waits for nothing else, in context ctx: that stream. */
-static CUstream ut_dma_check_copy(const uint8_t *host, CUdeviceptr d,
-                                  CUcontext ctx)
+/* The copy the sim saw last was gdrx's of bytes from src to dst, on a
+ * stream that waits for nothing else, in context ctx: that stream. */
+static CUstream ut_dma_check_any(uint64_t dst, uint64_t src, size_t bytes,
+                                 CUcontext ctx)
 {
     struct simcu_copy_info info;
 
     CU_ASSERT_EQUAL_FATAL(tsim.last_copy(&info), 0);
-    CU_ASSERT_EQUAL(info.bytes, UT_LEN);
-    CU_ASSERT_EQUAL(info.dst, (uintptr_t)(host + 1));
-    CU_ASSERT_EQUAL(info.src, d + UT_OFF);
+    CU_ASSERT_EQUAL(info.bytes, bytes);
+    CU_ASSERT_EQUAL(info.dst, dst);
+    CU_ASSERT_EQUAL(info.src, src);
     CU_ASSERT_PTR_NOT_NULL(info.stream);
     CU_ASSERT(info.stream != CU_STREAM_LEGACY);
     CU_ASSERT(info.stream != CU_STREAM_PER_THREAD);
     CU_ASSERT_EQUAL(info.legacy, 0);
     CU_ASSERT_PTR_EQUAL(info.ctx, ctx);
     return info.stream;
+}
+
+/* ut_dma_check_any for ut_dma_get's copy of UT_LEN bytes into host + 1. */
+static CUstream ut_dma_check_copy(const uint8_t *host, CUdeviceptr d,
+                                  CUcontext ctx)
+{
+    return ut_dma_check_any((uintptr_t)(host + 1), d + UT_OFF, UT_LEN, ctx);
 }
 
 /* An allocation of UT_SIZE bytes on the current GPU holding pattern seed,
@@ -272,12 +280,101 @@ static void test_dma_context_reset(void)
     free(host);
 }
 
+/* Memory gdrx could not pin (every pin refused: a full BAR) is copied on
+ * the copy engine's stream too, whatever the size and direction: short
+ * through its key, zcopy from and into it as the local buffer, with its
+ * context current and with none; a CUDA error is the operation's error,
+ * and memory CUDA freed is UCS_ERR_INVALID_ADDR. */
+static void test_dma_unpinned(void)
+{
+    const size_t len = 3000;
+    uint8_t *host = malloc(len), *want = malloc(len);
+    CUcontext ctx = NULL, cur = NULL;
+    CUstream first = NULL, s;
+    struct ut_reg dev, hreg;
+    struct ut_uct u;
+    uct_iov_t iov;
+    CUdeviceptr d;
+    int round;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(len)) != 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, len, &dev), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, host, len, &hreg), UCS_OK);
+    iov = (uct_iov_t){(void*)d, len, dev.memh, 0, 1};
+    for (round = 0; round < 2; ++round) {
+        tc_fill(d, len, 30 + round);
+        tc_pattern(host, 100, 40 + round);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(round ? NULL : ctx),
+                              CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5,
+                                         dev.rkey.rkey), UCS_OK);
+        s = ut_dma_check_any(d + 5, (uintptr_t)host, 100, ctx);
+        first = round ? first : s;
+        CU_ASSERT_PTR_EQUAL(s, first);
+        CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, host + 200, 100, d + 5,
+                                         dev.rkey.rkey), UCS_OK);
+        ut_dma_check_any((uintptr_t)(host + 200), d + 5, 100, ctx);
+        CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+        CU_ASSERT_PTR_EQUAL(cur, round ? NULL : ctx);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+        CU_ASSERT(tc_check(d + 5, 100, 40 + round));
+        CU_ASSERT_EQUAL(memcmp(host + 200, host, 100), 0);
+
+        /* the unpinned buffer as zcopy's local one, to and from host */
+        tc_fill(d, len, 50 + round);
+        memset(host, 0, len);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(round ? NULL : ctx),
+                              CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                         hreg.rkey.rkey, NULL), UCS_OK);
+        ut_dma_check_any((uintptr_t)host, d, len, ctx);
+        tc_pattern(want, len, 50 + round);
+        CU_ASSERT_EQUAL(memcmp(host, want, len), 0);
+        tc_pattern(host, len, 60 + round);
+        CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                         hreg.rkey.rkey, NULL), UCS_OK);
+        ut_dma_check_any(d, (uintptr_t)host, len, ctx);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+        CU_ASSERT(tc_check(d, len, 60 + round));
+    }
+    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemcpyAsync", CUDA_ERROR_LAUNCH_FAILED,
+                                   1), 0);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5, dev.rkey.rkey),
+                    UCS_ERR_IO_ERROR);
+    tsim.fail_next("cuMemcpyAsync", CUDA_SUCCESS, 0);
+    tc_free(d);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5, dev.rkey.rkey),
+                    UCS_ERR_INVALID_ADDR);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                     hreg.rkey.rkey, NULL),
+                    UCS_ERR_INVALID_ADDR);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    ut_dereg(&u, &hreg);
+    ut_dereg(&u, &dev);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+    CU_ASSERT(ut_counter(u.stats, "md", "reg_fallbacks") >= 1);
+    free(host);
+    free(want);
+}
+
 static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_own_stream),
     GDRX_TEST_CASE(test_dma_no_context),
     GDRX_TEST_CASE(test_dma_buffer_context),
     GDRX_TEST_CASE(test_dma_cuda_error),
     GDRX_TEST_CASE(test_dma_context_reset),
+    GDRX_TEST_CASE(test_dma_unpinned),
     GDRX_TEST_END
 };
 
