@@ -12,16 +12,15 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <string.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 
 
 /* CUdevice_attribute values of the PCI address (stable driver ABI). */
 #define UCT_GDRX_CU_ATTR_PCI_BUS     33
 #define UCT_GDRX_CU_ATTR_PCI_DEVICE  34
 #define UCT_GDRX_CU_ATTR_PCI_DOMAIN  50
-
-/* CUpointer_attribute: the context a device address was allocated in. */
-#define UCT_GDRX_CU_POINTER_CONTEXT  1
 
 /* System devices by ordinal, found once each (0 = not looked up yet). */
 #define UCT_GDRX_CUDA_MAX_DEVICES    64
@@ -32,52 +31,80 @@ static int uct_gdrx_cuda_found;
 static unsigned uct_gdrx_cuda_sys_devs[UCT_GDRX_CUDA_MAX_DEVICES];
 
 
+/* Entry points by driver symbol; NULL optional ones may stay NULL. */
+#define UCT_GDRX_CUDA_SYM(_member, _symbol) \
+    {ucs_offsetof(uct_gdrx_cuda_api_t, _member), _symbol}
+
+static const struct {
+    size_t     offset;
+    const char *symbol;
+} uct_gdrx_cuda_syms[] = {
+    UCT_GDRX_CUDA_SYM(ctx_get_current,        "cuCtxGetCurrent"),
+    UCT_GDRX_CUDA_SYM(device_get,             "cuDeviceGet"),
+    UCT_GDRX_CUDA_SYM(device_get_attribute,   "cuDeviceGetAttribute"),
+    UCT_GDRX_CUDA_SYM(pointer_get_attributes, "cuPointerGetAttributes"),
+    UCT_GDRX_CUDA_SYM(ctx_push_current,       "cuCtxPushCurrent_v2"),
+    UCT_GDRX_CUDA_SYM(ctx_pop_current,        "cuCtxPopCurrent_v2"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_get_state,  "cuDevicePrimaryCtxGetState"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_retain,     "cuDevicePrimaryCtxRetain"),
+    UCT_GDRX_CUDA_SYM(primary_ctx_release,    "cuDevicePrimaryCtxRelease_v2"),
+    UCT_GDRX_CUDA_SYM(stream_create,          "cuStreamCreate"),
+    UCT_GDRX_CUDA_SYM(stream_destroy,         "cuStreamDestroy_v2"),
+    UCT_GDRX_CUDA_SYM(stream_synchronize,     "cuStreamSynchronize"),
+    UCT_GDRX_CUDA_SYM(memcpy_dtoh_async,      "cuMemcpyDtoHAsync_v2"),
+    UCT_GDRX_CUDA_SYM(memcpy_async,           "cuMemcpyAsync"),
+    UCT_GDRX_CUDA_SYM(mem_alloc,              "cuMemAlloc_v2"),
+    UCT_GDRX_CUDA_SYM(mem_free,               "cuMemFree_v2"),
+    UCT_GDRX_CUDA_SYM(ctx_get_id,             "cuCtxGetId"),
+    UCT_GDRX_CUDA_SYM(get_error_string,       "cuGetErrorString")
+};
+
+/* The members from ctx_get_id on are optional. */
+#define UCT_GDRX_CUDA_OPTIONAL ucs_offsetof(uct_gdrx_cuda_api_t, ctx_get_id)
+
+
 static void uct_gdrx_cuda_load(void)
 {
     /* RTLD_NOLOAD: only the libcuda already in the process; the handle
      * stays open so the functions stay valid */
     void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    void *fn;
+    size_t i;
 
     if (handle == NULL) {
         ucs_debug("gdrx: no libcuda loaded");
         return;
     }
 
-    *(void**)&uct_gdrx_cuda.memcpy_dtoh          = dlsym(handle,
-                                                         "cuMemcpyDtoH_v2");
-    *(void**)&uct_gdrx_cuda.ctx_get_current      = dlsym(handle,
-                                                         "cuCtxGetCurrent");
-    *(void**)&uct_gdrx_cuda.device_get           = dlsym(handle,
-                                                         "cuDeviceGet");
-    *(void**)&uct_gdrx_cuda.device_get_attribute = dlsym(handle,
-                                                         "cuDeviceGetAttribute");
-    *(void**)&uct_gdrx_cuda.memcpy               = dlsym(handle, "cuMemcpy");
-    *(void**)&uct_gdrx_cuda.mem_alloc            = dlsym(handle,
-                                                         "cuMemAlloc_v2");
-    *(void**)&uct_gdrx_cuda.mem_free             = dlsym(handle,
-                                                         "cuMemFree_v2");
-    *(void**)&uct_gdrx_cuda.pointer_get_attribute =
-            dlsym(handle, "cuPointerGetAttribute");
-    *(void**)&uct_gdrx_cuda.ctx_push_current     = dlsym(handle,
-                                                         "cuCtxPushCurrent_v2");
-    *(void**)&uct_gdrx_cuda.ctx_pop_current      = dlsym(handle,
-                                                         "cuCtxPopCurrent_v2");
-    uct_gdrx_cuda_found = (uct_gdrx_cuda.memcpy_dtoh != NULL) &&
-                          (uct_gdrx_cuda.ctx_get_current != NULL) &&
-                          (uct_gdrx_cuda.device_get != NULL) &&
-                          (uct_gdrx_cuda.device_get_attribute != NULL) &&
-                          (uct_gdrx_cuda.memcpy != NULL) &&
-                          (uct_gdrx_cuda.mem_alloc != NULL) &&
-                          (uct_gdrx_cuda.mem_free != NULL) &&
-                          (uct_gdrx_cuda.pointer_get_attribute != NULL) &&
-                          (uct_gdrx_cuda.ctx_push_current != NULL) &&
-                          (uct_gdrx_cuda.ctx_pop_current != NULL);
+    uct_gdrx_cuda_found = 1;
+    for (i = 0; i < ucs_static_array_size(uct_gdrx_cuda_syms); ++i) {
+        fn = dlsym(handle, uct_gdrx_cuda_syms[i].symbol);
+        if ((fn == NULL) &&
+            (uct_gdrx_cuda_syms[i].offset < UCT_GDRX_CUDA_OPTIONAL)) {
+            ucs_debug("gdrx: libcuda lacks %s", uct_gdrx_cuda_syms[i].symbol);
+            uct_gdrx_cuda_found = 0;
+        }
+        memcpy((char*)&uct_gdrx_cuda + uct_gdrx_cuda_syms[i].offset, &fn,
+               sizeof(fn));
+    }
 }
 
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void)
 {
     pthread_once(&uct_gdrx_cuda_once, uct_gdrx_cuda_load);
     return uct_gdrx_cuda_found ? &uct_gdrx_cuda : NULL;
+}
+
+const char *uct_gdrx_cuda_error_string(int error)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    const char *str                 = NULL;
+
+    if ((cuda == NULL) || (cuda->get_error_string == NULL) ||
+        (cuda->get_error_string(error, &str) != 0) || (str == NULL)) {
+        return "unknown CUDA error";
+    }
+    return str;
 }
 
 static ucs_sys_device_t uct_gdrx_cuda_find_sys_dev(int ordinal)
@@ -126,43 +153,6 @@ ucs_sys_device_t uct_gdrx_cuda_sys_dev(int ordinal)
     __atomic_store_n(&uct_gdrx_cuda_sys_devs[ordinal], (unsigned)sys_dev + 1,
                      __ATOMIC_RELAXED);
     return sys_dev;
-}
-
-ucs_status_t uct_gdrx_cuda_copy(void *dst, const void *src, size_t length,
-                                uint64_t dev_addr)
-{
-    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
-    void *ctx                       = NULL;
-    void *popped;
-    int ret;
-
-    if (cuda == NULL) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-
-    /* the buffer's own context, whatever the calling thread has current
-     * (a progress thread may have none) */
-    ret = cuda->pointer_get_attribute(&ctx, UCT_GDRX_CU_POINTER_CONTEXT,
-                                      dev_addr);
-    if ((ret != 0) || (ctx == NULL)) {
-        ucs_debug("gdrx: no CUDA context for 0x%" PRIx64 ": CUDA error %d",
-                  dev_addr, ret);
-        return UCS_ERR_INVALID_ADDR;
-    }
-
-    ret = cuda->ctx_push_current(ctx);
-    if (ret != 0) {
-        ucs_debug("gdrx: cuCtxPushCurrent failed: CUDA error %d", ret);
-        return UCS_ERR_IO_ERROR;
-    }
-    ret = cuda->memcpy((uintptr_t)dst, (uintptr_t)src, length);
-    cuda->ctx_pop_current(&popped);
-    if (ret != 0) {
-        ucs_debug("gdrx: cuMemcpy of %zu bytes %p -> %p failed: CUDA error "
-                  "%d", length, src, dst, ret);
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
 }
 
 ucs_status_t uct_gdrx_cuda_alloc(size_t length, uint64_t *dptr_p)

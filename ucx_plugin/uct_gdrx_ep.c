@@ -1,7 +1,8 @@
 /*
- * uct_gdrx_ep.c - gdrx endpoints.  Every operation is a CPU copy between a
- * host buffer and the BAR mapping named by the remote key, finished before
- * it returns (so zcopy and get_bcopy complete in place, never pending).
+ * uct_gdrx_ep.c - gdrx endpoints.  Every operation is a copy between a
+ * host buffer and the BAR mapping named by the remote key, by the CPU (or,
+ * GPU to host from DMA_THRESH on, by the copy engine), finished before it
+ * returns (so zcopy and get_bcopy complete in place, never pending).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,31 +14,78 @@
 #include "uct_gdrx_dma.h"
 #include "uct_gdrx_cuda.h"
 
-#include <errno.h>
 #include <string.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
 #include <ucs/type/class.h>
 
 
-/* Copy between buffer and device memory gdrx could not pin, by CUDA. */
+/* Bounce buffers on the stack: bcopy's up to this SEG_SIZE (the default;
+ * larger ones come from the heap), and the chunks of GPU-to-GPU zcopy. */
+#define UCT_GDRX_EP_STACK_BOUNCE 8192
+
+
+/* The CPU address of [remote_addr, remote_addr + length) in the key's
+ * mapping: the one remote range check of every keyed copy, by the CPU or
+ * by the copy engine (which libgdrx's own check does not cover). */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                    size_t length, void **mapped_p)
+{
+    if (ucs_unlikely(!uct_gdrx_range_holds(key->dptr, key->length,
+                                           remote_addr, length))) {
+        ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
+                  "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
+                  key->dptr, key->length);
+        return UCS_ERR_OUT_OF_RANGE;
+    }
+
+    *mapped_p = (void*)(uintptr_t)(key->cpu_ptr + (remote_addr - key->dptr));
+    return UCS_OK;
+}
+
+/* Copy between buffer and remote_addr, one of them device memory gdrx
+ * could not pin (dev_addr), by the copy engine, which nothing can replace
+ * here; memory CUDA freed is UCS_ERR_INVALID_ADDR, as on the pinned
+ * paths. */
 static UCS_F_NOINLINE ucs_status_t
-uct_gdrx_ep_copy_unpinned(uct_gdrx_dir_t dir, void *buffer, size_t length,
+uct_gdrx_ep_copy_unpinned(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                          void *buffer, size_t length, uint64_t remote_addr,
                           uint64_t dev_addr)
 {
-    void *dev = (void*)(uintptr_t)dev_addr;
+    void *remote = (void*)(uintptr_t)remote_addr;
+    ucs_status_t status;
 
-    return (dir == UCT_GDRX_DIR_PUT) ?
-           uct_gdrx_cuda_copy(dev, buffer, length, dev_addr) :
-           uct_gdrx_cuda_copy(buffer, dev, length, dev_addr);
+    if (length == 0) {
+        return UCS_OK;
+    }
+
+    status = (dir == UCT_GDRX_DIR_PUT) ?
+             uct_gdrx_dma_copy(&iface->dma, remote, buffer, length,
+                               dev_addr) :
+             uct_gdrx_dma_copy(&iface->dma, buffer, remote, length,
+                               dev_addr);
+    if (ucs_likely(status == UCS_OK)) {
+        return UCS_OK;
+    } else if (uct_gdrx_mem_is_host((void*)(uintptr_t)dev_addr, length)) {
+        ucs_debug("gdrx: 0x%" PRIx64 " was freed", dev_addr);
+        return UCS_ERR_INVALID_ADDR;
+    } else if (status == UCS_ERR_UNSUPPORTED) {
+        ucs_error("gdrx: cannot copy %zu bytes at 0x%" PRIx64 ": not pinned, "
+                  "and no copy engine for it", length, dev_addr);
+        return UCS_ERR_IO_ERROR;
+    }
+    return status;
 }
 
 /* Copy length bytes between buffer and remote_addr of the key's range. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
-                 uint64_t remote_addr, uct_rkey_t rkey)
+uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
+                 size_t length, uint64_t remote_addr, uct_rkey_t rkey)
 {
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    ucs_status_t status;
     gdrx_pin_t pin;
     void *mapped;
     int ret;
@@ -56,19 +104,17 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
         return UCS_OK; /* nothing to reach, whatever the key */
     }
 
-    if (!uct_gdrx_range_holds(key->dptr, key->length, remote_addr, length)) {
-        ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
-                  "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
-                  key->dptr, key->length);
-        return UCS_ERR_OUT_OF_RANGE;
+    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
     }
 
     if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-        return uct_gdrx_ep_copy_unpinned(dir, buffer, length, remote_addr);
+        return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
+                                         remote_addr, remote_addr);
     }
 
     pin.id = key->pin_id;
-    mapped = (void*)(uintptr_t)(key->cpu_ptr + (remote_addr - key->dptr));
     if (dir == UCT_GDRX_DIR_PUT) {
         ret = gdrx_copy_to_mapping(pin, mapped, buffer, length);
     } else {
@@ -76,11 +122,9 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
     }
 
     if (ucs_unlikely(ret != 0)) {
-        /* -ESTALE: CUDA freed the memory; the key must not be used again */
         ucs_debug("gdrx: copy at 0x%" PRIx64 " length %zu failed: %s",
                   remote_addr, length, gdrx_strerror(ret));
-        return (ret == -ESTALE) ? UCS_ERR_INVALID_ADDR :
-                                  uct_gdrx_md_status(ret);
+        return uct_gdrx_md_status(ret);
     }
 
     return UCS_OK;
@@ -137,8 +181,9 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
     if (iface->keycache.enabled) {
         held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
         if (held != NULL) {
-            if (ucs_likely(uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
-                                            (uintptr_t)&held->key) == UCS_OK)) {
+            status = uct_gdrx_ep_copy(iface, dir, buffer, length,
+                                      remote_addr, (uintptr_t)&held->key);
+            if (ucs_likely(status == UCS_OK)) {
                 return UCS_OK;
             }
             /* CUDA freed it: libgdrx revoked the pin, nothing was copied */
@@ -151,7 +196,7 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
         return status;
     }
 
-    status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr,
+    status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
                               (uintptr_t)&local.key);
     if ((status == UCS_OK) && iface->keycache.enabled &&
         (local.mem->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
@@ -174,7 +219,8 @@ uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
         status = uct_gdrx_ep_copy_keyless(iface, dir, buffer, length,
                                           remote_addr);
     } else {
-        status = uct_gdrx_ep_copy(dir, buffer, length, remote_addr, rkey);
+        status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
+                                  rkey);
     }
     if (status == UCS_OK) {
         uct_gdrx_iface_count(iface, op, dir, length);
@@ -198,24 +244,59 @@ ucs_status_t uct_gdrx_ep_get_short(uct_ep_h tl_ep, void *buffer,
                                     buffer, length, remote_addr, rkey);
 }
 
+/* bcopy's bounce buffer of SEG_SIZE bytes: on_stack, or from the heap
+ * when SEG_SIZE is larger. */
+static UCS_F_ALWAYS_INLINE void *
+uct_gdrx_ep_bounce_get(const uct_gdrx_iface_t *iface, void *on_stack)
+{
+    void *bounce;
+
+    if (ucs_likely(iface->seg_size <= UCT_GDRX_EP_STACK_BOUNCE)) {
+        return on_stack;
+    }
+
+    bounce = ucs_malloc(iface->seg_size, "uct_gdrx_bounce");
+    if (bounce == NULL) {
+        ucs_error("gdrx: failed to allocate a %zu-byte bounce buffer",
+                  iface->seg_size);
+    }
+    return bounce;
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gdrx_ep_bounce_put(void *bounce,
+                                                       void *on_stack)
+{
+    if (bounce != on_stack) {
+        ucs_free(bounce);
+    }
+}
+
 ssize_t uct_gdrx_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                               void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
-    uint8_t bounce[UCT_GDRX_MAX_SEG_SIZE];
+    uint8_t on_stack[UCT_GDRX_EP_STACK_BOUNCE];
     ucs_status_t status;
+    void *bounce;
     size_t length;
+
+    bounce = uct_gdrx_ep_bounce_get(iface, on_stack);
+    if (bounce == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
 
     length = pack_cb(bounce, arg);
     if (length > iface->seg_size) {
         ucs_error("gdrx: put_bcopy packed %zu bytes, more than %zu",
                   length, iface->seg_size);
-        return UCS_ERR_EXCEEDS_LIMIT;
+        status = UCS_ERR_EXCEEDS_LIMIT;
+    } else {
+        status = uct_gdrx_ep_copy_counted(tl_ep, UCT_GDRX_OP_BCOPY,
+                                          UCT_GDRX_DIR_PUT, bounce, length,
+                                          remote_addr, rkey);
     }
 
-    status = uct_gdrx_ep_copy_counted(tl_ep, UCT_GDRX_OP_BCOPY,
-                                      UCT_GDRX_DIR_PUT, bounce, length,
-                                      remote_addr, rkey);
+    uct_gdrx_ep_bounce_put(bounce, on_stack);
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
@@ -225,11 +306,17 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
                                    uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
-    uint8_t bounce[UCT_GDRX_MAX_SEG_SIZE];
+    uint8_t on_stack[UCT_GDRX_EP_STACK_BOUNCE];
     ucs_status_t status;
+    void *bounce;
 
     if (length > iface->seg_size) {
         return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    bounce = uct_gdrx_ep_bounce_get(iface, on_stack);
+    if (bounce == NULL) {
+        return UCS_ERR_NO_MEMORY;
     }
 
     status = uct_gdrx_ep_copy_counted(tl_ep, UCT_GDRX_OP_BCOPY,
@@ -238,31 +325,39 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
     if (status == UCS_OK) {
         unpack_cb(arg, bounce, length);
     }
+
+    uct_gdrx_ep_bounce_put(bounce, on_stack);
     return status;
 }
 
 /* GPU to host memory, for zcopy: the GPU's copy engine from the interface's
  * DMA threshold on, once libgdrx confirmed the pin is live (a zero-length
- * copy checks the handle, revocation and the address); else, or where CUDA
- * cannot, CPU reads through the mapping. */
+ * copy checks the handle, revocation and the address); else, or where the
+ * copy engine cannot be used, CPU reads through the mapping. */
 static ucs_status_t uct_gdrx_ep_read(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
                                      void *dst, const void *mapped,
                                      uint64_t dptr, size_t length)
 {
+    ucs_status_t status;
     int ret;
 
-    if ((length >= iface->dma_thresh) &&
-        (gdrx_copy_from_mapping(pin, dst, mapped, 0) == 0) &&
-        (uct_gdrx_dma_from_device(dst, dptr, length) == UCS_OK)) {
-        uct_gdrx_iface_count(iface, UCT_GDRX_OP_DMA, UCT_GDRX_DIR_GET, length);
-        return UCS_OK;
+    if (length >= iface->dma_thresh) {
+        ret = gdrx_copy_from_mapping(pin, dst, mapped, 0);
+        if (ucs_unlikely(ret != 0)) {
+            return uct_gdrx_md_status(ret);
+        }
+
+        status = uct_gdrx_dma_from_device(&iface->dma, dst, dptr, length);
+        if (status == UCS_OK) {
+            uct_gdrx_iface_count(iface, UCT_GDRX_OP_DMA, UCT_GDRX_DIR_GET,
+                                 length);
+        }
+        if (status != UCS_ERR_UNSUPPORTED) {
+            return status;
+        }
     }
 
-    ret = gdrx_copy_from_mapping(pin, dst, mapped, length);
-    if (ucs_unlikely(ret != 0)) {
-        return (ret == -ESTALE) ? UCS_ERR_INVALID_ADDR : uct_gdrx_md_status(ret);
-    }
-    return UCS_OK;
+    return uct_gdrx_md_status(gdrx_copy_from_mapping(pin, dst, mapped, length));
 }
 
 /* A zcopy part from the key's GPU range into host memory. */
@@ -271,19 +366,22 @@ static ucs_status_t uct_gdrx_ep_get_large(uct_gdrx_iface_t *iface,
                                           uint64_t remote_addr, uct_rkey_t rkey)
 {
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    ucs_status_t status;
     gdrx_pin_t pin;
+    void *mapped;
 
-    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) ||
-        !uct_gdrx_range_holds(key->dptr, key->length, remote_addr, length)) {
-        return uct_gdrx_ep_copy(UCT_GDRX_DIR_GET, buffer, length, remote_addr,
-                                rkey); /* host key, or the range error */
+    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (length == 0)) {
+        return uct_gdrx_ep_copy(iface, UCT_GDRX_DIR_GET, buffer, length,
+                                remote_addr, rkey);
+    }
+
+    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
+    if (status != UCS_OK) {
+        return status;
     }
 
     pin.id = key->pin_id;
-    return uct_gdrx_ep_read(iface, pin, buffer,
-                            (void*)(uintptr_t)(key->cpu_ptr +
-                                               (remote_addr - key->dptr)),
-                            remote_addr, length);
+    return uct_gdrx_ep_read(iface, pin, buffer, mapped, remote_addr, length);
 }
 
 /* A zcopy's local buffer may be device memory registered with gdrx (UCP's
@@ -298,15 +396,10 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
 {
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
     uint64_t laddr            = (uintptr_t)buffer;
-    uint8_t bounce[4096];
+    uint8_t bounce[UCT_GDRX_EP_STACK_BOUNCE];
     ucs_status_t status;
     uint8_t *mapped;
     size_t done, chunk;
-    int ret;
-
-    if (!uct_gdrx_range_holds(local->dptr, local->length, laddr, length)) {
-        return UCS_ERR_OUT_OF_RANGE;
-    }
 
     mapped = (uint8_t*)local->cpu_ptr + (laddr - local->dptr);
     if ((key->kind == UCT_GDRX_MEM_KIND_HOST) && (dir == UCT_GDRX_DIR_PUT)) {
@@ -314,22 +407,22 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
                                 mapped, laddr, length);
     }
     if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
-        ret = gdrx_copy_to_mapping(local->pin, mapped,
-                                   (void*)(uintptr_t)remote_addr, length);
-        return uct_gdrx_md_status(ret);
+        return uct_gdrx_md_status(gdrx_copy_to_mapping(
+                local->pin, mapped, (void*)(uintptr_t)remote_addr, length));
     }
 
     for (done = 0; done < length; done += chunk) {
         chunk = ucs_min(length - done, sizeof(bounce));
         if (dir == UCT_GDRX_DIR_PUT) {
-            ret    = gdrx_copy_from_mapping(local->pin, bounce, mapped + done,
-                                            chunk);
-            status = (ret == 0) ?
-                     uct_gdrx_ep_copy(dir, bounce, chunk, remote_addr + done,
-                                      rkey) : uct_gdrx_md_status(ret);
+            status = uct_gdrx_md_status(gdrx_copy_from_mapping(
+                    local->pin, bounce, mapped + done, chunk));
+            if (status == UCS_OK) {
+                status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
+                                          remote_addr + done, rkey);
+            }
         } else {
-            status = uct_gdrx_ep_copy(dir, bounce, chunk, remote_addr + done,
-                                      rkey);
+            status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
+                                      remote_addr + done, rkey);
             if (status == UCS_OK) {
                 status = uct_gdrx_md_status(gdrx_copy_to_mapping(
                         local->pin, mapped + done, bounce, chunk));
@@ -342,78 +435,96 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
     return UCS_OK;
 }
 
-/* A zcopy's local buffer is device memory gdrx could not pin: CUDA copies
- * it from or to the remote address, host or device (unified addressing). */
-static ucs_status_t uct_gdrx_ep_copy_local_unpinned(uct_gdrx_dir_t dir,
-                                                    const uct_gdrx_mem_t *local,
-                                                    uint8_t *buffer,
-                                                    size_t length,
-                                                    uint64_t remote_addr,
-                                                    uct_rkey_t rkey)
+/* The local memh of an iov entry, if it is device memory registered with
+ * gdrx (mapped, or copied by CUDA where the pin was refused). */
+static UCS_F_ALWAYS_INLINE const uct_gdrx_mem_t *
+uct_gdrx_ep_iov_local(const uct_iov_t *iov)
 {
-    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
-    void *remote              = (void*)(uintptr_t)remote_addr;
+    const uct_gdrx_mem_t *local = iov->memh;
 
-    if (length == 0) {
-        return UCS_OK;
+    return ((local != UCT_MEM_HANDLE_NULL) &&
+            ((local->kind == UCT_GDRX_MEM_KIND_MAPPED) ||
+             (local->kind == UCT_GDRX_MEM_KIND_UNPINNED))) ? local : NULL;
+}
+
+/* Bytes of an iov entry, and whether each of its elements lies in its
+ * local registration: checked for all before the first copy, so that a bad
+ * range changes nothing. */
+static ucs_status_t uct_gdrx_ep_iov_check(const uct_iov_t *iov, size_t iovcnt,
+                                          size_t *total_p)
+{
+    const uct_gdrx_mem_t *local;
+    size_t i, n, stride, total;
+    uint64_t laddr;
+
+    for (i = 0, total = 0; i < iovcnt; ++i) {
+        local  = uct_gdrx_ep_iov_local(&iov[i]);
+        stride = iov[i].stride ? iov[i].stride : iov[i].length;
+        for (n = 0; n < ucs_max(iov[i].count, 1u); ++n) {
+            laddr = (uintptr_t)iov[i].buffer + n * stride;
+            if ((local != NULL) &&
+                !uct_gdrx_range_holds(local->dptr, local->length, laddr,
+                                      iov[i].length)) {
+                ucs_debug("gdrx: local 0x%" PRIx64 " length %zu is outside "
+                          "its registration", laddr, iov[i].length);
+                return UCS_ERR_OUT_OF_RANGE;
+            }
+            total += iov[i].length;
+        }
     }
 
-    if (!uct_gdrx_range_holds(local->dptr, local->length, (uintptr_t)buffer,
-                              length) ||
-        ((key->kind != UCT_GDRX_MEM_KIND_HOST) &&
-         !uct_gdrx_range_holds(key->dptr, key->length, remote_addr,
-                               length))) {
-        return UCS_ERR_OUT_OF_RANGE;
-    }
-
-    return (dir == UCT_GDRX_DIR_PUT) ?
-           uct_gdrx_cuda_copy(remote, buffer, length, (uintptr_t)buffer) :
-           uct_gdrx_cuda_copy(buffer, remote, length, (uintptr_t)buffer);
+    *total_p = total;
+    return UCS_OK;
 }
 
 /* The iov entries are consecutive in the remote range. */
 static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                                           uct_gdrx_dir_t dir,
                                           const uct_iov_t *iov, size_t iovcnt,
-                                          uint64_t remote_addr, uct_rkey_t rkey)
+                                          uint64_t remote_addr, uct_rkey_t rkey,
+                                          size_t total)
 {
-    size_t total = 0;
+    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    size_t offset             = 0;
     const uct_gdrx_mem_t *local;
     ucs_status_t status;
     size_t i, n, stride;
     uint8_t *buffer;
+    void *mapped;
+
+    if ((key->kind != UCT_GDRX_MEM_KIND_HOST) && (total > 0)) {
+        status = uct_gdrx_ep_key_map(key, remote_addr, total, &mapped);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
 
     for (i = 0; i < iovcnt; ++i) {
-        local  = iov[i].memh;
-        buffer = iov[i].buffer;
+        local  = uct_gdrx_ep_iov_local(&iov[i]);
         stride = iov[i].stride ? iov[i].stride : iov[i].length;
         for (n = 0; n < ucs_max(iov[i].count, 1u); ++n) {
-            if ((local != UCT_MEM_HANDLE_NULL) &&
-                (local->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
-                status = uct_gdrx_ep_copy_local(iface, dir, local,
-                                                buffer + n * stride,
+            buffer = (uint8_t*)iov[i].buffer + n * stride;
+            if ((local != NULL) &&
+                (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
+                status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
+                                                   iov[i].length,
+                                                   remote_addr + offset,
+                                                   (uintptr_t)buffer);
+            } else if (local != NULL) {
+                status = uct_gdrx_ep_copy_local(iface, dir, local, buffer,
                                                 iov[i].length,
-                                                remote_addr + total, rkey);
-            } else if ((local != UCT_MEM_HANDLE_NULL) &&
-                       (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-                status = uct_gdrx_ep_copy_local_unpinned(dir, local,
-                                                         buffer + n * stride,
-                                                         iov[i].length,
-                                                         remote_addr + total,
-                                                         rkey);
+                                                remote_addr + offset, rkey);
             } else if (dir == UCT_GDRX_DIR_GET) {
-                status = uct_gdrx_ep_get_large(iface, buffer + n * stride,
-                                               iov[i].length,
-                                               remote_addr + total, rkey);
+                status = uct_gdrx_ep_get_large(iface, buffer, iov[i].length,
+                                               remote_addr + offset, rkey);
             } else {
-                status = uct_gdrx_ep_copy(dir, buffer + n * stride,
-                                          iov[i].length, remote_addr + total,
-                                          rkey);
+                status = uct_gdrx_ep_copy(iface, dir, buffer, iov[i].length,
+                                          remote_addr + offset, rkey);
             }
             if (status != UCS_OK) {
                 return status;
             }
-            total += iov[i].length;
+            offset += iov[i].length;
         }
     }
 
@@ -428,20 +539,22 @@ static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
     uct_gdrx_ep_local_key_t local;
     ucs_status_t status;
-    size_t i, total;
+    size_t total;
 
     if ((iovcnt > UCT_GDRX_MAX_IOV) || ((iov == NULL) && (iovcnt > 0))) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (ucs_likely(rkey != UCT_INVALID_RKEY)) {
-        return uct_gdrx_ep_zcopy_iov(iface, dir, iov, iovcnt, remote_addr,
-                                     rkey);
+    status = uct_gdrx_ep_iov_check(iov, iovcnt, &total);
+    if (status != UCS_OK) {
+        return status;
     }
 
-    for (i = 0, total = 0; i < iovcnt; ++i) {
-        total += iov[i].length * ucs_max(iov[i].count, 1u);
+    if (ucs_likely(rkey != UCT_INVALID_RKEY)) {
+        return uct_gdrx_ep_zcopy_iov(iface, dir, iov, iovcnt, remote_addr,
+                                     rkey, total);
     }
+
     if (total == 0) {
         return UCS_OK;
     }
@@ -452,7 +565,7 @@ static ucs_status_t uct_gdrx_ep_zcopy(uct_ep_h tl_ep, uct_gdrx_dir_t dir,
     }
 
     status = uct_gdrx_ep_zcopy_iov(iface, dir, iov, iovcnt, remote_addr,
-                                   (uintptr_t)&local.key);
+                                   (uintptr_t)&local.key, total);
     uct_gdrx_ep_key_release(iface, &local);
     return status;
 }

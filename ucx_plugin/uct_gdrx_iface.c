@@ -30,7 +30,8 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
     {"SEG_SIZE", "8k",
-     "Largest put/get_bcopy (a bounce buffer on the stack, at most 64k).",
+     "Largest put/get_bcopy, at most 64k (bounced through the stack up to 8k,\n"
+     "through the heap above).",
      ucs_offsetof(uct_gdrx_iface_config_t, seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
@@ -51,8 +52,8 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
 
     {"DMA_THRESH", "64k",
      "GPU-to-host zcopy parts of this size and larger are moved by the GPU's\n"
-     "copy engine (cuMemcpyDtoH in the caller's current CUDA context) instead\n"
-     "of CPU reads through the BAR (near 1 GB/s); inf: never.",
+     "copy engine (on a non-blocking stream of the buffer's CUDA context)\n"
+     "instead of CPU reads through the BAR (near 1 GB/s); inf: never.",
      ucs_offsetof(uct_gdrx_iface_config_t, dma_thresh),
      UCS_CONFIG_TYPE_MEMUNITS},
 
@@ -307,11 +308,13 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
                            (gdrx_md->events_state == UCT_GDRX_EVENTS_BRIDGED) &&
                            (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode !=
                             UCS_THREAD_MODE_MULTI));
+    uct_gdrx_dma_init(&self->dma);
     return UCS_OK;
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gdrx_iface_t)
 {
+    uct_gdrx_dma_cleanup(&self->dma);
     uct_gdrx_keycache_cleanup(&self->keycache,
                               ucs_derived_of(self->super.md, uct_gdrx_md_t));
     uct_gdrx_iface_dump_counters(self);

@@ -7,6 +7,7 @@
 #ifndef UCT_GDRX_IFACE_H
 #define UCT_GDRX_IFACE_H
 
+#include "uct_gdrx_dma.h"
 #include "uct_gdrx_keycache.h"
 #include "uct_gdrx_md.h"
 
@@ -65,6 +66,7 @@ typedef struct uct_gdrx_iface {
                                            go to the GPU's copy engine */
     uct_gdrx_op_counter_t counters[UCT_GDRX_OP_LAST][UCT_GDRX_DIR_LAST];
     uct_gdrx_keycache_t   keycache; /**< key-less copies' recent mappings */
+    uct_gdrx_dma_t        dma;      /**< the copy engine's streams */
 } uct_gdrx_iface_t;
 
 

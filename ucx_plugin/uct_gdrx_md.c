@@ -105,6 +105,7 @@ ucs_status_t uct_gdrx_md_status(int err)
         return UCS_ERR_NO_MEMORY;
     case -EINVAL:
     case -ENOENT:
+    case -ESTALE: /* CUDA freed the memory: a key must not be used again */
         return UCS_ERR_INVALID_ADDR;
     case -ERANGE:
         return UCS_ERR_OUT_OF_RANGE;
@@ -279,8 +280,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
 
     ret = gdrx_mem_query((uintptr_t)address, &info);
     if (ret != 0) {
-        return (ret == -ENOENT) ? UCS_ERR_INVALID_ADDR :
-                                  uct_gdrx_md_status(ret);
+        return uct_gdrx_md_status(ret);
     }
 
     if ((uintptr_t)address + length > info.base + info.size) {

@@ -33,7 +33,7 @@ typedef enum uct_gdrx_mem_kind {
     UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< zero-length device registration */
     UCT_GDRX_MEM_KIND_MAPPED   = 3, /**< device memory pinned and mapped */
     UCT_GDRX_MEM_KIND_UNPINNED = 4  /**< device memory the pin failed on:
-                                         copies go through cuMemcpy */
+                                         the copy engine copies it */
 } uct_gdrx_mem_kind_t;
 
 
@@ -46,6 +46,14 @@ typedef struct uct_gdrx_mem {
     void                *cpu_ptr;  /**< CPU address of dptr */
     uint64_t            buffer_id; /**< CUDA allocation it belongs to */
 } uct_gdrx_mem_t;
+
+
+/* What a registration asks for (also the cache's mem_reg argument). */
+typedef struct uct_gdrx_mem_req {
+    uint64_t            address;
+    size_t              length;
+    unsigned            flags;     /**< UCT_MD_MEM_FLAG_* */
+} uct_gdrx_mem_req_t;
 
 
 /* Packed and unpacked remote key: same process only (iface address check). */
@@ -73,7 +81,8 @@ typedef struct uct_gdrx_md_counters {
     uint64_t            pins;        /**< actual gdrx pins (cache misses) */
     uint64_t            unpins;
     uint64_t            host_regs;   /**< no-op host registrations */
-    uint64_t            stale_drops; /**< hits dropped: buffer id changed */
+    uint64_t            stale_drops; /**< hits dropped: stale, or not
+                                          covering the request */
     uint64_t            reg_errors;
     uint64_t            reg_fallbacks; /**< pins refused: CUDA copies */
     uint64_t            allocs;        /**< device memory allocated */
@@ -160,6 +169,7 @@ uct_gdrx_md_activate(uct_gdrx_md_t *md)
 }
 
 /* uct_gdrx_md.c */
+/* The status of a libgdrx error code, on every path. */
 ucs_status_t uct_gdrx_md_status(int err);
 /* mem_reg / mem_dereg of the MD (through the cache when there is one) */
 ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
@@ -167,12 +177,17 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
 ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key);
 
-/* uct_gdrx_mem.c: pin/map one range, and undo it */
+/* uct_gdrx_mem.c: pin/map one range, and undo it.  uct_gdrx_mem_window
+ * gives the range a registration pins (its whole allocation, or a window
+ * of it); [dptr, dptr + length) of uct_gdrx_mem_map holds what req asks for
+ * and may reach past its allocation (the cache's alignment and merges): the
+ * part in req's allocation is pinned. */
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
                                  size_t length, int hide_errors,
                                  uct_gdrx_window_t *window, int *is_host_p);
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
-                              int hide_errors, uct_gdrx_mem_t *mem);
+                              const uct_gdrx_mem_req_t *req, int hide_errors,
+                              uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
                                       size_t length, unsigned flags,

@@ -42,11 +42,28 @@ int uct_gdrx_mem_is_host(void *address, size_t length)
     return (ret == -ENOENT) || (ret == -ENODEV);
 }
 
+/* One pin maps one allocation: a request reaching past the allocation of
+ * its address (into another one, or into none) cannot be served. */
+static ucs_status_t
+uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
+                         size_t length, ucs_log_level_t level)
+{
+    if (uct_gdrx_range_holds(info->base, info->size, addr, length)) {
+        return UCS_OK;
+    }
+
+    ucs_log(level, "gdrx: 0x%" PRIx64 " length %zu reaches past its CUDA "
+            "allocation 0x%" PRIx64 " length %zu", addr, length, info->base,
+            info->size);
+    return UCS_ERR_INVALID_ADDR;
+}
+
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
                                  size_t length, int hide_errors,
                                  uct_gdrx_window_t *window, int *is_host_p)
 {
     struct gdrx_mem_info info;
+    ucs_status_t status;
     uint64_t alloc_end;
     int ret;
 
@@ -54,16 +71,15 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
     if ((ret == -ENOENT) || (ret == -ENODEV)) {
         *is_host_p = 1;
         return UCS_OK;
-    } else if (ret != 0) {
-        return uct_gdrx_md_status(ret);
     }
 
-    if (!uct_gdrx_range_holds(info.base, info.size, addr, length)) {
-        ucs_log(hide_errors ? UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR,
-                "gdrx: 0x%" PRIx64 " length %zu crosses the end of its CUDA "
-                "allocation 0x%" PRIx64 " length %zu", addr, length,
-                info.base, info.size);
-        return UCS_ERR_INVALID_ADDR;
+    status = (ret != 0) ? uct_gdrx_md_status(ret) :
+             uct_gdrx_mem_check_alloc(&info, addr, length, hide_errors ?
+                                      UCS_LOG_LEVEL_DEBUG :
+                                      UCS_LOG_LEVEL_ERROR);
+    if (status != UCS_OK) {
+        uct_gdrx_count(&md->counters.reg_errors);
+        return status;
     }
 
     /* the whole allocation: every message of a buffer shares one pin; a
@@ -115,31 +131,38 @@ static int uct_gdrx_mem_pin(uct_gdrx_md_t *md, uint64_t start, size_t length,
 }
 
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
-                              int hide_errors, uct_gdrx_mem_t *mem)
+                              const uct_gdrx_mem_req_t *req, int hide_errors,
+                              uct_gdrx_mem_t *mem)
 {
     ucs_log_level_t level = hide_errors ? UCS_LOG_LEVEL_DEBUG :
                                           UCS_LOG_LEVEL_ERROR;
     struct gdrx_mem_info info = {0};
-    uint64_t start        = dptr;
-    uint64_t end          = dptr + length;
+    uint64_t start, end;
+    ucs_status_t status;
     int ret;
 
-    /* The cache may have widened the range past the allocation (alignment,
-     * merges): pin only what belongs to it. */
-    ret = gdrx_mem_query(dptr, &info);
-    if (ret == 0) {
-        start = ucs_max(start, info.base);
-        end   = ucs_min(end, info.base + info.size);
-    } else {
+    /* The allocation of the address asked for (the widened range may start
+     * in another one, or in none). */
+    ret = gdrx_mem_query(req->address, &info);
+    if (ret != 0) {
         ucs_log(level, "gdrx: address 0x%" PRIx64 " is not device memory: %s",
-                dptr, gdrx_strerror(ret));
+                req->address, gdrx_strerror(ret));
+        status = uct_gdrx_md_status(ret);
         goto err;
     }
 
-    ret = uct_gdrx_mem_pin(md, start, end - start,
-                           /* a refused pin is no error when CUDA can copy */
-                           (uct_gdrx_cuda_api() != NULL) ?
-                           UCS_LOG_LEVEL_DEBUG : level, mem);
+    status = uct_gdrx_mem_check_alloc(&info, req->address, req->length,
+                                      level);
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    start = ucs_max(dptr, info.base);
+    end   = ucs_min(dptr + length, info.base + info.size);
+    ret   = uct_gdrx_mem_pin(md, start, end - start,
+                             /* a refused pin is no error when CUDA can copy */
+                             (uct_gdrx_cuda_api() != NULL) ?
+                             UCS_LOG_LEVEL_DEBUG : level, mem);
     if (ret == 0) {
         mem->dptr      = start;
         mem->length    = end - start;
@@ -150,18 +173,19 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
         return UCS_OK;
     }
 
-    uct_gdrx_count(&md->counters.reg_errors);
     if (uct_gdrx_cuda_api() == NULL) {
-        return uct_gdrx_md_status(ret);
+        status = uct_gdrx_md_status(ret);
+        goto err;
     }
 
     /* Step aside rather than fail the job (UCP aborts or drops the whole
      * registration): this memory is copied by CUDA, as cuda_copy would. */
+    uct_gdrx_count(&md->counters.reg_errors);
     if (__atomic_fetch_add(&md->counters.reg_fallbacks, 1,
                            __ATOMIC_RELAXED) == 0) {
         ucs_diag("gdrx: cannot pin 0x%" PRIx64 " length %zu (%s): copying "
-                 "such memory with cuMemcpy", start, (size_t)(end - start),
-                 gdrx_strerror(ret));
+                 "such memory with the copy engine", start,
+                 (size_t)(end - start), gdrx_strerror(ret));
     }
     mem->kind      = UCT_GDRX_MEM_KIND_UNPINNED;
     mem->dptr      = start;
@@ -173,7 +197,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
 
 err:
     uct_gdrx_count(&md->counters.reg_errors);
-    return uct_gdrx_md_status(ret);
+    return status;
 }
 
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
@@ -198,6 +222,7 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
                                       size_t length, unsigned flags,
                                       uct_mem_h *memh_p)
 {
+    uct_gdrx_mem_req_t req;
     uct_gdrx_mem_t *mem;
     ucs_status_t status;
 
@@ -207,8 +232,11 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_gdrx_mem_map(md, (uintptr_t)address, length,
-                              flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, mem);
+    req.address = (uintptr_t)address;
+    req.length  = length;
+    req.flags   = flags;
+    status      = uct_gdrx_mem_map(md, req.address, length, &req,
+                                   flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, mem);
     if (status != UCS_OK) {
         ucs_free(mem);
         return status;

@@ -30,17 +30,19 @@ uct_gdrx_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
                            ucs_rcache_region_t *rregion, uint16_t reg_flags)
 {
     uct_gdrx_md_t *md                = context;
+    const uct_gdrx_mem_req_t *req    = arg;
     uct_gdrx_rcache_region_t *region = ucs_derived_of(rregion,
                                                       uct_gdrx_rcache_region_t);
     uint64_t start                   = region->super.super.start;
     size_t length                    = region->super.super.end - start;
     int hide                         = (reg_flags &
                                         UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
-                                       (*(unsigned*)arg &
+                                       (req->flags &
                                         UCT_MD_MEM_FLAG_HIDE_ERRORS);
 
-    /* only device windows get here (uct_gdrx_rcache_reg) */
-    return uct_gdrx_mem_map(md, start, length, hide, &region->mem);
+    /* only device windows get here (uct_gdrx_rcache_reg); req's own
+     * allocation is pinned: the widened start may lie in another, or none */
+    return uct_gdrx_mem_map(md, start, length, req, hide, &region->mem);
 }
 
 static void uct_gdrx_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
@@ -98,14 +100,22 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md)
     return ucs_rcache_create(&params, UCT_GDRX_NAME, NULL, &md->rcache);
 }
 
-/* Without CUDA free events a hit may name an allocation CUDA freed and gave
- * out again at the same address: compare the allocation's buffer id. */
+/* A hit must cover all of the request: a region the cache widened (its
+ * alignment, merges, a stale window hint) into a neighbouring allocation
+ * holds only its own allocation's part.
+ * Without CUDA free events it may also name an allocation CUDA freed and
+ * gave out again at the same address: compare the allocation's buffer id. */
 static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
-                                             uct_gdrx_rcache_region_t *region)
+                                             uct_gdrx_rcache_region_t *region,
+                                             const uct_gdrx_mem_req_t *req)
 {
     struct gdrx_mem_info info;
     int ret;
 
+    if (!uct_gdrx_range_holds(region->mem.dptr, region->mem.length,
+                              req->address, req->length)) {
+        return 0;
+    }
     if (md->events) {
         return 1;
     }
@@ -164,7 +174,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  size_t length, unsigned flags,
                                  uct_mem_h *memh_p)
 {
-    uint64_t addr = (uintptr_t)address;
+    uct_gdrx_mem_req_t req = {(uintptr_t)address, length, flags};
     uct_gdrx_rcache_region_t *region;
     ucs_rcache_region_t *rregion;
     uct_gdrx_window_t win;
@@ -174,9 +184,9 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
     for (attempt = 0; attempt < 3; ++attempt) {
         /* a remembered window first (no CUDA call), then CUDA's answer */
         hinted = (attempt == 0) &&
-                 uct_gdrx_rcache_window_find(md, addr, length, &win);
+                 uct_gdrx_rcache_window_find(md, req.address, length, &win);
         if (!hinted) {
-            status = uct_gdrx_mem_window(md, addr, length,
+            status = uct_gdrx_mem_window(md, req.address, length,
                                          flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
                                          &win, &is_host);
             if (status != UCS_OK) {
@@ -192,8 +202,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
 
         status = uct_gdrx_rcache_get(md->rcache, (void*)(uintptr_t)win.start,
                                      win.end - win.start,
-                                     PROT_READ | PROT_WRITE, &flags,
-                                     &rregion);
+                                     PROT_READ | PROT_WRITE, &req, &rregion);
         if (status != UCS_OK) {
             if (hinted) {
                 continue; /* the window may be stale: ask CUDA */
@@ -202,9 +211,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
         }
 
         region = ucs_derived_of(rregion, uct_gdrx_rcache_region_t);
-        if (uct_gdrx_range_holds(region->mem.dptr, region->mem.length, addr,
-                                 length) &&
-            uct_gdrx_rcache_region_is_current(md, region)) {
+        if (uct_gdrx_rcache_region_is_current(md, region, &req)) {
             *memh_p = &region->mem;
             return UCS_OK;
         }

@@ -53,6 +53,8 @@ int tc_load(void)
     LOADSIM(live_allocations, "simcu_live_allocations");
     LOADSIM(free_unhooked, "simcu_free_unhooked");
     LOADSIM(graph_free_node, "simcu_graph_free_node");
+    LOADSIM(last_copy, "simcu_last_copy");
+    LOADSIM(live_streams, "simcu_live_streams");
     return tsim.fail_next != NULL;
 }
 

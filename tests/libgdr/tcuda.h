@@ -20,6 +20,8 @@
 #include "gdrx.h"
 #include "gdrx_test.h"
 
+struct simcu_copy_info; /* simcu.h */
+
 struct tcuda {
     __typeof__(&cuInit)                   Init;
     __typeof__(&cuDeviceGet)              DeviceGet;
@@ -48,6 +50,8 @@ struct tsim {
     long (*live_allocations)(void);
     CUresult (*free_unhooked)(CUdeviceptr p);
     CUresult (*graph_free_node)(CUdeviceptr p, CUgraphExec *out);
+    int  (*last_copy)(struct simcu_copy_info *out);
+    long (*live_streams)(void);
 };
 
 extern struct tcuda tc;

@@ -33,42 +33,69 @@ static CUresult resolve_locked(uint64_t p, size_t n, int device_only, void **cpu
     return CUDA_SUCCESS;
 }
 
-/* dst_dev/src_dev: that side must be device memory. */
+/* dst_dev/src_dev: that side must be device memory.  stream: that of an
+ * async copy, NULL for the synchronous ones (the legacy default stream). */
 static CUresult copy(const char *name, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
-                     size_t n)
+                     size_t n, CUstream stream)
 {
+    int legacy;
     CUresult rc = sim_begin(name, SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS || n == 0)
+    if (rc == CUDA_SUCCESS)
+        rc = sim_stream_check(stream, &legacy);
+    if (rc != CUDA_SUCCESS)
         return rc;
-    void *d, *s;
-    sim_lock();
-    rc = resolve_locked(dst, n, dst_dev, &d);
+    if (n > 0) {
+        void *d, *s;
+        sim_lock();
+        rc = resolve_locked(dst, n, dst_dev, &d);
+        if (rc == CUDA_SUCCESS)
+            rc = resolve_locked(src, n, src_dev, &s);
+        if (rc == CUDA_SUCCESS)
+            memmove(d, s, n);
+        sim_unlock();
+    }
     if (rc == CUDA_SUCCESS)
-        rc = resolve_locked(src, n, src_dev, &s);
-    if (rc == CUDA_SUCCESS)
-        memmove(d, s, n);
-    sim_unlock();
+        sim_copy_record(dst, src, n, stream, legacy);
     return rc;
 }
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
-    return copy("cuMemcpyHtoD", dstDevice, 1, (uintptr_t)srcHost, 0, ByteCount);
+    return copy("cuMemcpyHtoD", dstDevice, 1, (uintptr_t)srcHost, 0, ByteCount, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
-    return copy("cuMemcpyDtoH", (uintptr_t)dstHost, 0, srcDevice, 1, ByteCount);
+    return copy("cuMemcpyDtoH", (uintptr_t)dstHost, 0, srcDevice, 1, ByteCount, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
-    return copy("cuMemcpyDtoD", dstDevice, 1, srcDevice, 1, ByteCount);
+    return copy("cuMemcpyDtoD", dstDevice, 1, srcDevice, 1, ByteCount, NULL);
 }
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
-    return copy("cuMemcpy", dst, 0, src, 0, ByteCount);
+    return copy("cuMemcpy", dst, 0, src, 0, ByteCount, NULL);
+}
+
+/* Either side host or device memory, as unified addressing resolves it. */
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                               CUstream hStream)
+{
+    return copy("cuMemcpyAsync", dst, 0, src, 0, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                   CUstream hStream)
+{
+    return copy("cuMemcpyHtoDAsync", dstDevice, 1, (uintptr_t)srcHost, 0, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                   CUstream hStream)
+{
+    return copy("cuMemcpyDtoHAsync", (uintptr_t)dstHost, 0, srcDevice, 1, ByteCount, hStream);
 }
 
 /* Fill count elements of `width` bytes (1 or 4) with value. */

@@ -257,6 +257,13 @@ static int is_sim_ctx(const struct CUctx_st *ctx)
     return 0;
 }
 
+/* The context is made again (first retain, reset): CUDA gives it a new id. */
+static void new_ctx_id(struct CUctx_st *ctx)
+{
+    unsigned long long id = __atomic_add_fetch(&sim.next_ctx_id, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->id, id, __ATOMIC_RELEASE);
+}
+
 /* A context calls can run in: one of ours, retained. */
 int sim_ctx_is_valid(const struct CUctx_st *ctx)
 {
@@ -270,8 +277,22 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return rc;
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
-    __atomic_add_fetch(&sim.dev[dev].primary.refcount, 1, __ATOMIC_ACQ_REL);
+    /* The first retain makes the context: a new id. */
+    if (__atomic_add_fetch(&sim.dev[dev].primary.refcount, 1, __ATOMIC_ACQ_REL) == 1)
+        new_ctx_id(&sim.dev[dev].primary);
     *pctx = &sim.dev[dev].primary;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult rc = begin_device("cuDevicePrimaryCtxGetState", dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = 0;
+    *active = __atomic_load_n(&sim.dev[dev].primary.refcount, __ATOMIC_ACQUIRE) > 0;
     return CUDA_SUCCESS;
 }
 
@@ -287,9 +308,12 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
             return CUDA_ERROR_INVALID_CONTEXT;
     } while (!__atomic_compare_exchange_n(ref, &old, old - 1, 0, __ATOMIC_ACQ_REL,
                                           __ATOMIC_ACQUIRE));
-    /* The last release destroys the context and the memory allocated in it. */
-    if (old == 1)
+    /* The last release destroys the context, its streams and the memory
+     * allocated in it. */
+    if (old == 1) {
+        sim_streams_ctx_gone(&sim.dev[dev].primary);
         sim_mem_free_device(dev);
+    }
     return CUDA_SUCCESS;
 }
 
@@ -297,8 +321,11 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 SIM_IMPL CUresult impl_primary_ctx_reset(CUdevice dev)
 {
     CUresult rc = begin_device("cuDevicePrimaryCtxReset", dev);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        sim_streams_ctx_gone(&sim.dev[dev].primary);
         sim_mem_free_device(dev);
+        new_ctx_id(&sim.dev[dev].primary);
+    }
     return rc;
 }
 SIM_ENTRY(cuDevicePrimaryCtxReset_v2, impl_primary_ctx_reset);
@@ -363,6 +390,20 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
     if (rc == CUDA_SUCCESS)
         *device = sim_current_ctx()->device;
     return rc;
+}
+
+/* ctx NULL: the current one. */
+CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+    CUresult rc = sim_begin_out("cuCtxGetId", 0, ctxId);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!ctx)
+        ctx = sim_current_ctx();
+    if (!sim_ctx_is_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *ctxId = __atomic_load_n(&ctx->id, __ATOMIC_ACQUIRE);
+    return CUDA_SUCCESS;
 }
 
 /* Work completes before the call that queued it returns. */

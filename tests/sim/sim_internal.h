@@ -24,8 +24,17 @@
 
 /* A primary context (the only kind the sim has). */
 struct CUctx_st {
-    int device;
-    int refcount; /* retains minus releases; 0 = inactive */
+    int                device;
+    int                refcount; /* retains minus releases; 0 = inactive */
+    unsigned long long id;       /* cuCtxGetId: new each time it is made
+                                    (first retain, reset); atomic */
+};
+
+/* A stream cuStreamCreate made (the default streams are no objects). */
+struct CUstream_st {
+    struct CUstream_st *next; /* in sim.streams */
+    struct CUctx_st    *ctx;  /* current at creation; dies with it */
+    unsigned int        flags;
 };
 
 /* Lifecycle of objects and allocations: CREATING and DYING ones are
@@ -81,7 +90,9 @@ struct sim_global {
     int                           va_reuse;
     struct sim_object            *objects;
     uint64_t                      next_object_id, next_buffer_id;
-    long                          live_allocs, live_objects;
+    long                          live_allocs, live_objects, live_streams;
+    struct CUstream_st           *streams;
+    unsigned long long            next_ctx_id;
     simcu_observer_t              observer;
 };
 
@@ -117,6 +128,16 @@ void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_all
 CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device);
 CUresult sim_mem_free(CUdeviceptr dptr);
 void sim_mem_free_device(int device);
+
+/* sim_stream.c (without sim.lock held) */
+/* Whether work may be queued on s in the current context: CUDA_SUCCESS
+ * (then *legacy says whether it waits for the legacy default stream),
+ * CUDA_ERROR_INVALID_HANDLE or CUDA_ERROR_INVALID_CONTEXT. */
+CUresult sim_stream_check(CUstream s, int *legacy);
+/* The context is gone (last release, reset): so are its streams. */
+void sim_streams_ctx_gone(struct CUctx_st *ctx);
+/* A copy of n bytes succeeded on stream s (NULL: a synchronous copy). */
+void sim_copy_record(uint64_t dst, uint64_t src, size_t n, CUstream s, int legacy);
 
 /* sim_control.c: observer and RM notifications (call without sim.lock). */
 void sim_notify_object_created(const struct simcu_alloc_info *obj);

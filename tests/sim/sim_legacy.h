@@ -17,12 +17,14 @@
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
 #undef cuGetProcAddress
+#undef cuStreamDestroy
 
 /* Same signatures as the _v2 versions. */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
+CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
 /* CUDA 11.3's form, without the query result. */
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags);

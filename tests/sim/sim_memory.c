@@ -327,11 +327,6 @@ void sim_mem_free_device(int device)
 
 /* ---- CUDA entry points ---- */
 
-static int is_default_stream(CUstream s)
-{
-    return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
-}
-
 static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s)
 {
     CUresult rc = sim_begin(name, SIM_NEED_CTX);
@@ -339,8 +334,10 @@ static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size
         return rc;
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!is_default_stream(s))
-        return CUDA_ERROR_INVALID_HANDLE;
+    int legacy;
+    rc = sim_stream_check(s, &legacy);
+    if (rc != CUDA_SUCCESS)
+        return rc;
     if (size > SIM_VA_PER_DEVICE)
         return CUDA_ERROR_OUT_OF_MEMORY;
     return sim_mem_alloc(dptr, size, sim_current_ctx()->device);
@@ -349,10 +346,11 @@ static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size
 static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
 {
     CUresult rc = sim_begin(name, SIM_NEED_CTX);
+    int legacy;
+    if (rc == CUDA_SUCCESS)
+        rc = sim_stream_check(s, &legacy);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (!is_default_stream(s))
-        return CUDA_ERROR_INVALID_HANDLE;
     return sim_mem_free(dptr);
 }
 
@@ -380,15 +378,6 @@ SIM_IMPL CUresult impl_mem_free_async(CUdeviceptr dptr, CUstream hStream)
     return mem_free_entry("cuMemFreeAsync", dptr, hStream);
 }
 SIM_ENTRY(cuMemFreeAsync, impl_mem_free_async);
-
-/* Async work completes before the call that queued it returns. */
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
-{
-    CUresult rc = sim_begin("cuStreamSynchronize", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    return is_default_stream(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
 
 CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {

@@ -61,10 +61,15 @@ static const struct proc_entry table[] = {
     P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
     P("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
     P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    P("cuCtxGetId", 12000, cuCtxGetId),
+    P("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
     P("cuMemAlloc", 3020, cuMemAlloc_v2),
     P("cuMemFree", 3020, cuMemFree_v2),
     P("cuMemAllocAsync", 11020, cuMemAllocAsync),
     P("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    P("cuStreamCreate", 2000, cuStreamCreate),
+    P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    P("cuStreamDestroy", 2000, cuStreamDestroy),
     P("cuStreamSynchronize", 2000, cuStreamSynchronize),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
     P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
@@ -74,6 +79,9 @@ static const struct proc_entry table[] = {
     P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
     P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
     P("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2),
+    P("cuMemcpyAsync", 4000, cuMemcpyAsync),
+    P("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2),
+    P("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2),
     P("cuMemsetD8", 3020, cuMemsetD8_v2),
     P("cuMemsetD32", 3020, cuMemsetD32_v2),
     P("cuMemGetHandleForAddressRange", 11070, cuMemGetHandleForAddressRange),
@@ -86,8 +94,8 @@ static const struct proc_entry table[] = {
 
 #define PROC_FLAGS (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
 
-/* Works before cuInit, like the real one.  Streams are trivial here, so
- * the per-thread-stream flag selects the same functions. */
+/* Works before cuInit, like the real one.  The sim has no per-thread
+ * variants (but cuMemFreeAsync's), so the flag selects the same functions. */
 static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *status)
 {

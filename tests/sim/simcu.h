@@ -46,10 +46,15 @@
  *    every allocation of that device.
  *  - Failure injection is checked first, before cuInit state and arguments.
  *
- * Deviations a test may notice: streams are only the NULL/legacy/per-thread
- * streams and async work completes before the call returns; only primary
- * contexts exist; the unversioned cuGetProcAddress has the 4-argument
- * signature of the real unversioned symbol (cuGetProcAddress_v2 has 5).
+ *  - A created stream belongs to the context current at its creation and
+ *    dies with it (last primary release, reset); a primary context made
+ *    again (first retain, reset) has a new cuCtxGetId.
+ *
+ * Deviations a test may notice: async work completes before the call
+ * returns; work on a created stream needs its context current (the driver
+ * may be lenient); only primary contexts exist; the unversioned
+ * cuGetProcAddress has the 4-argument signature of the real unversioned
+ * symbol (cuGetProcAddress_v2 has 5).
  *
  * Control functions return 0 or a negative errno and never abort.
  */
@@ -115,6 +120,26 @@ int simcu_set_va_reuse(int on);
  *  Also finds an allocation whose creation or free is being reported to
  *  the observer. */
 int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out);
+
+/** What simcu_last_copy() reports of a cuMemcpy* call. */
+struct simcu_copy_info {
+    uint64_t      dst, src;
+    size_t        bytes;
+    CUstream      stream; /**< of an async copy as passed; NULL for the
+                               synchronous ones */
+    int           legacy; /**< 1 if it waited for the legacy default
+                               stream's work: synchronous copies, the NULL,
+                               legacy and per-thread streams, and streams
+                               created without CU_STREAM_NON_BLOCKING */
+    CUcontext     ctx;    /**< current during the copy */
+    unsigned long count;  /**< copies this thread made so far */
+};
+
+/** The last copy that succeeded in the calling thread: 0, -ENOENT if there
+ *  was none, -EINVAL if out is NULL. */
+int simcu_last_copy(struct simcu_copy_info *out);
+/** Streams cuStreamCreate made that are still alive (for leak tests). */
+long simcu_live_streams(void);
 
 /** Allocations / objects currently alive (for leak tests). */
 long simcu_live_allocations(void);

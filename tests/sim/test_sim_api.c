@@ -404,7 +404,7 @@ static void test_null_arguments_and_streams(void)
     CU_ASSERT(cuMemGetAddressRange(NULL, NULL, 0) == CUDA_ERROR_NOT_FOUND);
     CU_ASSERT(simcu_lookup(0, NULL) == -EINVAL);
 
-    /* Only the default streams exist; async work is done on return. */
+    /* The default streams; async work is done on return. */
     CU_ASSERT(cuMemAllocAsync(&p, 4096, NULL) == CUDA_SUCCESS);
     CU_ASSERT(cuMemsetD32(p, 0xdeadbeef, 1024) == CUDA_SUCCESS);
     CU_ASSERT(cuStreamSynchronize(CU_STREAM_PER_THREAD) == CUDA_SUCCESS);

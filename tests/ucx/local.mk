@@ -24,6 +24,24 @@ tests_ucx_test_uct_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_uct_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+check_PROGRAMS += tests/ucx/test_dma
+GDRX_SUITES    += tests/ucx/test_dma
+tests_ucx_test_dma_SOURCES  = tests/ucx/test_dma.c
+tests_ucx_test_dma_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_dma_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_dma_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_dma_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_dma_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
+check_PROGRAMS += tests/ucx/test_ep
+GDRX_SUITES    += tests/ucx/test_ep
+tests_ucx_test_ep_SOURCES  = tests/ucx/test_ep.c
+tests_ucx_test_ep_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_ep_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ep_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_ep_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_ep_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 check_PROGRAMS += tests/ucx/test_md_setup
 GDRX_SUITES    += tests/ucx/test_md_setup
 tests_ucx_test_md_setup_SOURCES  = tests/ucx/test_md_setup.c

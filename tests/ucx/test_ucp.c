@@ -212,7 +212,8 @@ static void ut_offsets_one_pin(const char *proto)
         return;
     }
     ut_ucp_open(&t);
-    CU_ASSERT_FATAL(((src = tc_alloc(len)) != 0) && ((dst = tc_alloc(len)) != 0));
+    CU_ASSERT_FATAL((src = tc_alloc(len)) != 0);
+    CU_ASSERT_FATAL((dst = tc_alloc(len)) != 0);
     tc_fill(src, len, 3);
     for (i = 0; i < 256; ++i) {
         void *rreq = ucp_tag_recv_nbx(t.worker, host, 8, 9, (ucp_tag_t)-1,

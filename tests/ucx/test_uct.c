@@ -18,63 +18,13 @@
 #define UT_BUF   (64 * 1024 + 64)   /* largest size + odd offsets */
 #define UT_MAX   (64 * 1024)
 
-enum ut_op { UT_SHORT, UT_BCOPY, UT_ZCOPY };
-
-struct ut_bcopy_arg {
-    void   *buf;
-    size_t len;
-};
-
-static size_t ut_pack(void *dest, void *arg)
-{
-    struct ut_bcopy_arg *a = arg;
-
-    memcpy(dest, a->buf, a->len);
-    return a->len;
-}
-
+/* get_bcopy's unpack callback that must never run. */
 static void ut_unpack(void *arg, const void *data, size_t length)
 {
-    struct ut_bcopy_arg *a = arg;
-
-    memcpy(a->buf, data, length);
-    a->len = length;
-}
-
-static ucs_status_t ut_put(struct ut_uct *u, enum ut_op op, void *buf,
-                           size_t len, uint64_t raddr, uct_rkey_t rkey)
-{
-    struct ut_bcopy_arg arg = {buf, len};
-    uct_iov_t iov = {buf, len, NULL, 0, 1};
-    ssize_t n;
-
-    switch (op) {
-    case UT_SHORT:
-        return uct_ep_put_short(u->ep, buf, (unsigned)len, raddr, rkey);
-    case UT_BCOPY:
-        n = uct_ep_put_bcopy(u->ep, ut_pack, &arg, raddr, rkey);
-        return (n < 0) ? (ucs_status_t)n :
-               ((size_t)n == len) ? UCS_OK : UCS_ERR_IO_ERROR;
-    default:
-        return uct_ep_put_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
-    }
-}
-
-static ucs_status_t ut_get(struct ut_uct *u, enum ut_op op, void *buf,
-                           size_t len, uint64_t raddr, uct_rkey_t rkey)
-{
-    struct ut_bcopy_arg arg = {buf, 0};
-    uct_iov_t iov = {buf, len, NULL, 0, 1};
-
-    switch (op) {
-    case UT_SHORT:
-        return uct_ep_get_short(u->ep, buf, (unsigned)len, raddr, rkey);
-    case UT_BCOPY:
-        return uct_ep_get_bcopy(u->ep, ut_unpack, &arg, len, raddr, rkey,
-                                NULL);
-    default:
-        return uct_ep_get_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
-    }
+    (void)arg;
+    (void)data;
+    (void)length;
+    CU_FAIL("get_bcopy unpacked data it was to refuse");
 }
 
 /* Every size 0..256, then odd sizes growing ~1/8 per step, then 64 KiB. */

@@ -180,6 +180,77 @@ void ut_dereg(struct ut_uct *u, struct ut_reg *r)
     }
 }
 
+struct ut_bcopy_arg {
+    void   *buf;
+    size_t len;
+};
+
+static size_t ut_pack(void *dest, void *arg)
+{
+    struct ut_bcopy_arg *a = arg;
+
+    memcpy(dest, a->buf, a->len);
+    return a->len;
+}
+
+static void ut_unpack(void *arg, const void *data, size_t length)
+{
+    struct ut_bcopy_arg *a = arg;
+
+    memcpy(a->buf, data, length);
+    a->len = length;
+}
+
+ucs_status_t ut_put_memh(struct ut_uct *u, enum ut_op op, void *buf,
+                         uct_mem_h memh, size_t len, uint64_t raddr,
+                         uct_rkey_t rkey)
+{
+    struct ut_bcopy_arg arg = {buf, len};
+    uct_iov_t iov = {buf, len, memh, 0, 1};
+    ssize_t n;
+
+    switch (op) {
+    case UT_SHORT:
+        return uct_ep_put_short(u->ep, buf, (unsigned)len, raddr, rkey);
+    case UT_BCOPY:
+        n = uct_ep_put_bcopy(u->ep, ut_pack, &arg, raddr, rkey);
+        return (n < 0) ? (ucs_status_t)n :
+               ((size_t)n == len) ? UCS_OK : UCS_ERR_IO_ERROR;
+    default:
+        return uct_ep_put_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
+    }
+}
+
+ucs_status_t ut_get_memh(struct ut_uct *u, enum ut_op op, void *buf,
+                         uct_mem_h memh, size_t len, uint64_t raddr,
+                         uct_rkey_t rkey)
+{
+    struct ut_bcopy_arg arg = {buf, 0};
+    uct_iov_t iov = {buf, len, memh, 0, 1};
+
+    switch (op) {
+    case UT_SHORT:
+        return uct_ep_get_short(u->ep, buf, (unsigned)len, raddr, rkey);
+    case UT_BCOPY:
+        return uct_ep_get_bcopy(u->ep, ut_unpack, &arg, len, raddr, rkey,
+                                NULL);
+    default:
+        return uct_ep_get_zcopy(u->ep, &iov, 1, raddr, rkey, NULL);
+    }
+}
+
+ucs_status_t ut_put(struct ut_uct *u, enum ut_op op, void *buf, size_t len,
+                    uint64_t raddr, uct_rkey_t rkey)
+{
+    return ut_put_memh(u, op, buf, NULL, len, raddr, rkey);
+}
+
+ucs_status_t ut_get(struct ut_uct *u, enum ut_op op, void *buf, size_t len,
+                    uint64_t raddr, uct_rkey_t rkey)
+{
+    return ut_get_memh(u, op, buf, NULL, len, raddr, rkey);
+}
+
 long ut_counter(const char *stats_file, const char *what, const char *name)
 {
     char line[1024], key[128];

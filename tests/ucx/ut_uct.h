@@ -50,6 +50,23 @@ ucs_status_t ut_reg(struct ut_uct *u, void *addr, size_t len,
                     struct ut_reg *r);
 void ut_dereg(struct ut_uct *u, struct ut_reg *r);
 
+/* The size classes of put and get. */
+enum ut_op { UT_SHORT, UT_BCOPY, UT_ZCOPY };
+
+/* One put / get of len bytes between buf and raddr by op; zcopy with one
+ * iov whose memh is memh (short and bcopy ignore it). */
+ucs_status_t ut_put_memh(struct ut_uct *u, enum ut_op op, void *buf,
+                         uct_mem_h memh, size_t len, uint64_t raddr,
+                         uct_rkey_t rkey);
+ucs_status_t ut_get_memh(struct ut_uct *u, enum ut_op op, void *buf,
+                         uct_mem_h memh, size_t len, uint64_t raddr,
+                         uct_rkey_t rkey);
+/* The same with a host buffer (no memh). */
+ucs_status_t ut_put(struct ut_uct *u, enum ut_op op, void *buf, size_t len,
+                    uint64_t raddr, uct_rkey_t rkey);
+ucs_status_t ut_get(struct ut_uct *u, enum ut_op op, void *buf, size_t len,
+                    uint64_t raddr, uct_rkey_t rkey);
+
 /* Value of counter `name` on the stats line starting with `what` ("md",
  * "iface put_short", ...), summed over every line of the dump; -1 if absent. */
 long ut_counter(const char *stats_file, const char *what, const char *name);

@@ -1,0 +1,397 @@
+/*
+ * test_dma.c - GPU-to-host zcopy by the copy engine (UCX_GDRX_DMA_THRESH),
+ * on the simulated GPU, which records which stream and context each copy
+ * used: a stream of gdrx's own that waits for no application work (never
+ * the legacy default stream), the buffer's context whatever is current
+ * (or nothing), a stream per context that outlives no context, CUDA
+ * errors reported as an error status; and memory gdrx could not pin,
+ * copied on the same stream.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "simcu.h"
+#include "ut_uct.h"
+
+#define UT_LEN  (64 * 1024 + 5)  /* one copy, above the threshold below */
+#define UT_OFF  77               /* device offset of the copies */
+#define UT_SIZE (1 << 20)        /* each allocation */
+
+/* get_zcopy of UT_LEN bytes at d + UT_OFF into host + 1, the bytes around
+ * them set to 0x5a first: the status, and 1 in *data_ok if the device's
+ * pattern `seed` arrived and nothing else was written. */
+static ucs_status_t ut_dma_get(struct ut_uct *u, struct ut_reg *r,
+                               CUdeviceptr d, uint32_t seed, uint8_t *host,
+                               int *data_ok)
+{
+    uint8_t *want = malloc(UT_SIZE);
+    uct_iov_t iov = {host + 1, UT_LEN, NULL, 0, 1};
+    ucs_status_t status;
+
+    memset(host, 0x5a, UT_LEN + 2);
+    status = uct_ep_get_zcopy(u->ep, &iov, 1, d + UT_OFF, r->rkey.rkey, NULL);
+    tc_pattern(want, UT_SIZE, seed);
+    *data_ok = !memcmp(host + 1, want + UT_OFF, UT_LEN) && (host[0] == 0x5a) &&
+               (host[UT_LEN + 1] == 0x5a);
+    free(want);
+    return status;
+}
+
+/* The copy the sim saw last was gdrx's of bytes from src to dst, on a
+ * stream that waits for nothing else, in context ctx: that stream. */
+static CUstream ut_dma_check_any(uint64_t dst, uint64_t src, size_t bytes,
+                                 CUcontext ctx)
+{
+    struct simcu_copy_info info;
+
+    CU_ASSERT_EQUAL_FATAL(tsim.last_copy(&info), 0);
+    CU_ASSERT_EQUAL(info.bytes, bytes);
+    CU_ASSERT_EQUAL(info.dst, dst);
+    CU_ASSERT_EQUAL(info.src, src);
+    CU_ASSERT_PTR_NOT_NULL(info.stream);
+    CU_ASSERT(info.stream != CU_STREAM_LEGACY);
+    CU_ASSERT(info.stream != CU_STREAM_PER_THREAD);
+    CU_ASSERT_EQUAL(info.legacy, 0);
+    CU_ASSERT_PTR_EQUAL(info.ctx, ctx);
+    return info.stream;
+}
+
+/* ut_dma_check_any for ut_dma_get's copy of UT_LEN bytes into host + 1. */
+static CUstream ut_dma_check_copy(const uint8_t *host, CUdeviceptr d,
+                                  CUcontext ctx)
+{
+    return ut_dma_check_any((uintptr_t)(host + 1), d + UT_OFF, UT_LEN, ctx);
+}
+
+/* An allocation of UT_SIZE bytes on the current GPU holding pattern seed,
+ * registered in r. */
+static CUdeviceptr ut_dma_buffer(struct ut_uct *u, uint32_t seed,
+                                 struct ut_reg *r)
+{
+    CUdeviceptr d = tc_alloc(UT_SIZE);
+
+    CU_ASSERT_FATAL(d != 0);
+    tc_fill(d, UT_SIZE, seed);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(u, (void*)d, UT_SIZE, r), UCS_OK);
+    return d;
+}
+
+static void ut_dma_setenv(void)
+{
+    setenv("UCX_GDRX_DMA_THRESH", "4k", 1);
+}
+
+/* Each copy on the interface's own non-blocking stream, the same one every
+ * time; the stream goes with the interface. */
+static void test_dma_own_stream(void)
+{
+    uint8_t *host = malloc(UT_LEN + 2);
+    CUcontext ctx = NULL;
+    CUstream first, again;
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    int ok;
+
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    d = ut_dma_buffer(&u, 11, &r);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 11, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    first = ut_dma_check_copy(host, d, ctx);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 11, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    again = ut_dma_check_copy(host, d, ctx);
+    CU_ASSERT_PTR_EQUAL(again, first);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 2);
+    tc_free(d);
+    free(host);
+}
+
+/* No context current in the calling thread: the copy engine still works,
+ * in the buffer's context, and the thread is left as it was. */
+static void test_dma_no_context(void)
+{
+    uint8_t *host = malloc(UT_LEN + 2);
+    CUcontext ctx = NULL, cur = NULL;
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    int ok;
+
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    d = ut_dma_buffer(&u, 12, &r);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(NULL), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_NULL_FATAL(cur);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 12, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dma_check_copy(host, d, ctx);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_NULL(cur);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
+    tc_free(d);
+    free(host);
+}
+
+/* A buffer of GPU 1 copied while GPU 0's context is current: in GPU 1's
+ * context, on a stream of its own; GPU 0's context stays current. */
+static void test_dma_buffer_context(void)
+{
+    uint8_t *host = malloc(UT_LEN + 2);
+    CUcontext ctx0 = NULL, ctx1 = NULL, cur = NULL;
+    CUstream s0, s1;
+    struct ut_uct u;
+    struct ut_reg r0, r1;
+    CUdeviceptr d0, d1;
+    int ok;
+
+    ut_dma_setenv();
+    CU_ASSERT_EQUAL_FATAL(tsim.set_device_count(2), 0);
+    if (tc_setup(1) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx1), CUDA_SUCCESS);
+    CU_ASSERT_FATAL((d1 = tc_alloc(UT_SIZE)) != 0);
+    tc_fill(d1, UT_SIZE, 21);
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx0), CUDA_SUCCESS);
+    CU_ASSERT_FATAL(ctx0 != ctx1);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d1, UT_SIZE, &r1), UCS_OK);
+    d0 = ut_dma_buffer(&u, 20, &r0);
+
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r1, d1, 21, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    s1 = ut_dma_check_copy(host, d1, ctx1);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(cur, ctx0);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r0, d0, 20, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    s0 = ut_dma_check_copy(host, d0, ctx0);
+    CU_ASSERT(s0 != s1);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 2);
+    ut_dereg(&u, &r0);
+    ut_dereg(&u, &r1);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    tc_free(d0);
+    free(host);
+}
+
+/* A CUDA failure is the operation's error, not a silent slower path; the
+ * next copy works. */
+static void test_dma_cuda_error(void)
+{
+    static const struct {
+        const char *function;
+        CUresult   error;
+        int        data_written; /* the failing call comes after the copy */
+    } faults[] = {
+        {"cuStreamCreate",         CUDA_ERROR_OUT_OF_MEMORY,  0},
+        {"cuPointerGetAttributes", CUDA_ERROR_INVALID_VALUE,  0},
+        {"cuMemcpyDtoHAsync",      CUDA_ERROR_LAUNCH_FAILED,  0},
+        {"cuStreamSynchronize",    CUDA_ERROR_ILLEGAL_ADDRESS, 1}
+    };
+    uint8_t *host = malloc(UT_LEN + 2);
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    size_t i;
+    int ok;
+
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    d = ut_dma_buffer(&u, 13, &r);
+    for (i = 0; i < sizeof(faults) / sizeof(faults[0]); ++i) {
+        CU_ASSERT_EQUAL(tsim.fail_next(faults[i].function, faults[i].error, 1), 0);
+        CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 13, host, &ok), UCS_ERR_IO_ERROR);
+        if (!faults[i].data_written) {
+            CU_ASSERT_EQUAL(host[1], 0x5a);
+            CU_ASSERT_EQUAL(host[UT_LEN], 0x5a);
+        }
+        tsim.fail_next(faults[i].function, CUDA_SUCCESS, 0);
+    }
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 13, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
+    tc_free(d);
+    free(host);
+}
+
+/* cudaDeviceReset: the context is made again, its streams are gone; the
+ * next copy makes a new stream instead of using the dead one. */
+static void test_dma_context_reset(void)
+{
+    uint8_t *host = malloc(UT_LEN + 2);
+    CUcontext ctx = NULL;
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    int ok;
+
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    d = ut_dma_buffer(&u, 14, &r);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 14, host, &ok), UCS_OK);
+    ut_dereg(&u, &r);
+    CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+
+    d = ut_dma_buffer(&u, 15, &r);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 15, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dma_check_copy(host, d, ctx);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 2);
+    tc_free(d);
+    free(host);
+}
+
+/* Memory gdrx could not pin (every pin refused: a full BAR) is copied on
+ * the copy engine's stream too, whatever the size and direction: short
+ * through its key, zcopy from and into it as the local buffer, with its
+ * context current and with none; a CUDA error is the operation's error,
+ * and memory CUDA freed is UCS_ERR_INVALID_ADDR. */
+static void test_dma_unpinned(void)
+{
+    const size_t len = 3000;
+    uint8_t *host = malloc(len), *want = malloc(len);
+    CUcontext ctx = NULL, cur = NULL;
+    CUstream first = NULL, s;
+    struct ut_reg dev, hreg;
+    struct ut_uct u;
+    uct_iov_t iov;
+    CUdeviceptr d;
+    int round;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(len)) != 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, len, &dev), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, host, len, &hreg), UCS_OK);
+    iov = (uct_iov_t){(void*)d, len, dev.memh, 0, 1};
+    for (round = 0; round < 2; ++round) {
+        tc_fill(d, len, 30 + round);
+        tc_pattern(host, 100, 40 + round);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(round ? NULL : ctx),
+                              CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5,
+                                         dev.rkey.rkey), UCS_OK);
+        s = ut_dma_check_any(d + 5, (uintptr_t)host, 100, ctx);
+        first = round ? first : s;
+        CU_ASSERT_PTR_EQUAL(s, first);
+        CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, host + 200, 100, d + 5,
+                                         dev.rkey.rkey), UCS_OK);
+        ut_dma_check_any((uintptr_t)(host + 200), d + 5, 100, ctx);
+        CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+        CU_ASSERT_PTR_EQUAL(cur, round ? NULL : ctx);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+        CU_ASSERT(tc_check(d + 5, 100, 40 + round));
+        CU_ASSERT_EQUAL(memcmp(host + 200, host, 100), 0);
+
+        /* the unpinned buffer as zcopy's local one, to and from host */
+        tc_fill(d, len, 50 + round);
+        memset(host, 0, len);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(round ? NULL : ctx),
+                              CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                         hreg.rkey.rkey, NULL), UCS_OK);
+        ut_dma_check_any((uintptr_t)host, d, len, ctx);
+        tc_pattern(want, len, 50 + round);
+        CU_ASSERT_EQUAL(memcmp(host, want, len), 0);
+        tc_pattern(host, len, 60 + round);
+        CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                         hreg.rkey.rkey, NULL), UCS_OK);
+        ut_dma_check_any(d, (uintptr_t)host, len, ctx);
+        CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+        CU_ASSERT(tc_check(d, len, 60 + round));
+    }
+    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemcpyAsync", CUDA_ERROR_LAUNCH_FAILED,
+                                   1), 0);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5, dev.rkey.rkey),
+                    UCS_ERR_IO_ERROR);
+    tsim.fail_next("cuMemcpyAsync", CUDA_SUCCESS, 0);
+    tc_free(d);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, d + 5, dev.rkey.rkey),
+                    UCS_ERR_INVALID_ADDR);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, (uintptr_t)host,
+                                     hreg.rkey.rkey, NULL),
+                    UCS_ERR_INVALID_ADDR);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    ut_dereg(&u, &hreg);
+    ut_dereg(&u, &dev);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+    CU_ASSERT(ut_counter(u.stats, "md", "reg_fallbacks") >= 1);
+    free(host);
+    free(want);
+}
+
+static const struct gdrx_test_case dma_cases[] = {
+    GDRX_TEST_CASE(test_dma_own_stream),
+    GDRX_TEST_CASE(test_dma_no_context),
+    GDRX_TEST_CASE(test_dma_buffer_context),
+    GDRX_TEST_CASE(test_dma_cuda_error),
+    GDRX_TEST_CASE(test_dma_context_reset),
+    GDRX_TEST_CASE(test_dma_unpinned),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_dma", ut_suite_init, NULL, dma_cases },
+    GDRX_SUITE_END
+};
+
+static const struct gdrx_test_suite none[] = {GDRX_SUITE_END};
+
+int main(int argc, char **argv)
+{
+    /* every case reads what the simulated GPU recorded */
+    if (!tc_load() || (tsim.last_copy == NULL) || (tsim.live_streams == NULL)) {
+        tc_report_skip("ucx_dma", "simcu_last_copy not available: not the "
+                       "simulated GPU");
+        return gdrx_test_main(argc, argv, none);
+    }
+    return gdrx_test_main(argc, argv, suites);
+}
