@@ -181,12 +181,15 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
     if (iface->keycache.enabled) {
         held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
         if (held != NULL) {
-            status = uct_gdrx_ep_copy(iface, dir, buffer, length,
-                                      remote_addr, (uintptr_t)&held->key);
-            if (ucs_likely(status == UCS_OK)) {
-                return UCS_OK;
+            if (ucs_likely(uct_gdrx_mem_is_current(md, held->mem))) {
+                status = uct_gdrx_ep_copy(iface, dir, buffer, length,
+                                          remote_addr, (uintptr_t)&held->key);
+                if (ucs_likely(status == UCS_OK)) {
+                    return UCS_OK;
+                }
             }
-            /* CUDA freed it: libgdrx revoked the pin, nothing was copied */
+            /* CUDA freed it: libgdrx revoked the pin (nothing was copied),
+             * or a graph's free node did (the buffer id changed) */
             uct_gdrx_keycache_drop(&iface->keycache, md, held->mem);
         }
     }

@@ -3,7 +3,8 @@
  * cache (gdrx's and UCP's) from libgdrx's CUDA allocation and free events,
  * on a UCX that has no CUDA hooks of its own (libucm_cuda).  Where UCX has
  * them, it raises the same events itself and gdrx stays out, so nothing is
- * dispatched twice.
+ * dispatched twice.  Graph launches, which neither sees otherwise, are
+ * counted in both cases (uct_gdrx_events_graph_epoch).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,6 +15,7 @@
 #include "uct_gdrx_events.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <gdrx.h>
 #include <ucm/api/ucm.h>
@@ -27,13 +29,23 @@ static pthread_mutex_t uct_gdrx_events_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_events_state_t uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
 static unsigned uct_gdrx_events_refcount;
 static gdrx_mem_sub_t uct_gdrx_events_sub;
+static int uct_gdrx_events_sub_live;
 static uct_gdrx_events_counters_t uct_gdrx_events_count;
+
+uint64_t uct_gdrx_events_graph_launches;
 
 
 static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
 {
     ucm_event_t ucm_event;
     ucm_event_type_t type;
+
+    if (event->type == GDRX_MEM_EVENT_GRAPH_LAUNCH) {
+        /* its free nodes free unseen: caches re-check at their next hit */
+        __atomic_fetch_add(&uct_gdrx_events_graph_launches, 1,
+                           __ATOMIC_RELEASE);
+        return;
+    }
 
     ucm_event.mem_type.address  = (void*)(uintptr_t)event->base;
     ucm_event.mem_type.size     = event->size;
@@ -106,19 +118,27 @@ static void uct_gdrx_events_create_memtype_cache(void)
 
 static uct_gdrx_events_state_t uct_gdrx_events_start(void)
 {
+    int ucx_hooks = uct_gdrx_events_ucx_has_cuda_hooks();
+    uint32_t mask;
     int ret;
 
-    if (uct_gdrx_events_ucx_has_cuda_hooks()) {
-        return UCT_GDRX_EVENTS_UCX_HOOKS;
+    /* Graph launches in every case: neither UCX's hooks nor gdrx's see a
+     * graph's free nodes, only the launch that runs them. */
+    mask = GDRX_MEM_EVENT_GRAPH_LAUNCH;
+    if (!ucx_hooks) {
+        mask |= GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE;
     }
-
-    ret = gdrx_mem_events_subscribe(GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE,
-                                    uct_gdrx_events_cb, NULL,
+    ret = gdrx_mem_events_subscribe(mask, uct_gdrx_events_cb, NULL,
                                     &uct_gdrx_events_sub);
+    uct_gdrx_events_sub_live = (ret == 0);
     if (ret != 0) {
         ucs_debug("gdrx: no CUDA memory events (%s): cache hits are checked "
                   "against the allocation's buffer id", gdrx_strerror(ret));
         return UCT_GDRX_EVENTS_UNAVAILABLE;
+    }
+
+    if (ucx_hooks) {
+        return UCT_GDRX_EVENTS_UCX_HOOKS;
     }
 
     uct_gdrx_events_create_memtype_cache();
@@ -145,13 +165,13 @@ void uct_gdrx_events_put(void)
     int ret;
 
     pthread_mutex_lock(&uct_gdrx_events_lock);
-    if ((--uct_gdrx_events_refcount == 0) &&
-        (uct_gdrx_events_state == UCT_GDRX_EVENTS_BRIDGED)) {
+    if ((--uct_gdrx_events_refcount == 0) && uct_gdrx_events_sub_live) {
         ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
         if (ret != 0) {
             ucs_warn("gdrx: ending the CUDA event subscription failed: %s",
                      gdrx_strerror(ret));
         }
+        uct_gdrx_events_sub_live = 0;
     }
     if (uct_gdrx_events_refcount == 0) {
         uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
@@ -165,6 +185,21 @@ void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters)
             &uct_gdrx_events_count.alloc_dispatched, __ATOMIC_RELAXED);
     counters->free_dispatched  = __atomic_load_n(
             &uct_gdrx_events_count.free_dispatched, __ATOMIC_RELAXED);
+}
+
+int uct_gdrx_events_gdrx_revokes(void)
+{
+    const char *name;
+    unsigned i;
+    int result;
+
+    /* every free entry point this libcuda has must be hooked */
+    for (i = 0; gdrx_mem_events_hook(i, &name, &result) == 0; ++i) {
+        if ((result != 0) && (result != -ENOENT)) {
+            return 0;
+        }
+    }
+    return i > 0;
 }
 
 const char *uct_gdrx_events_state_name(uct_gdrx_events_state_t state)

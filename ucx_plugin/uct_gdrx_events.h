@@ -35,6 +35,21 @@ void uct_gdrx_events_put(void);
 
 void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters);
 
+/* CUDA graph launches so far: a graph's memory free nodes free with no FREE
+ * event, so whatever trusts events re-checks a cached registration once the
+ * count moved since it last checked it (the free runs after its launch, and
+ * only a later launch can hand the address out again). */
+extern uint64_t uct_gdrx_events_graph_launches;
+
+static inline uint64_t uct_gdrx_events_graph_epoch(void)
+{
+    return __atomic_load_n(&uct_gdrx_events_graph_launches, __ATOMIC_ACQUIRE);
+}
+
+/* 1 if libgdrx hooked every free entry point of the loaded libcuda, so that
+ * it revokes its pins when CUDA frees (whoever raises UCX's events). */
+int uct_gdrx_events_gdrx_revokes(void);
+
 const char *uct_gdrx_events_state_name(uct_gdrx_events_state_t state);
 
 #endif

@@ -301,11 +301,13 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->overhead              = config->overhead;
     self->dma_thresh            = config->dma_thresh;
     memset(self->counters, 0, sizeof(self->counters));
-    /* Only where libgdrx itself revokes pins at CUDA frees (its events are
-     * bridged) and one thread at a time drives this interface */
+    self->counting = uct_gdrx_stats_wanted(gdrx_md->stats_dump);
+    /* Only where libgdrx itself revokes pins at CUDA frees (every free
+     * entry point hooked, whoever raises UCX's events: with UCX's hooks too)
+     * and one thread at a time drives this interface */
     uct_gdrx_keycache_init(&self->keycache,
-                           (gdrx_md->rcache != NULL) &&
-                           (gdrx_md->events_state == UCT_GDRX_EVENTS_BRIDGED) &&
+                           (gdrx_md->rcache != NULL) && gdrx_md->events &&
+                           uct_gdrx_events_gdrx_revokes() &&
                            (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode !=
                             UCS_THREAD_MODE_MULTI));
     uct_gdrx_dma_init(&self->dma);

@@ -64,6 +64,7 @@ typedef struct uct_gdrx_iface {
     double                overhead;
     size_t                dma_thresh; /**< GPU-to-host copies from this size
                                            go to the GPU's copy engine */
+    int                   counting; /**< UCX_GDRX_STATS_DUMP asks for them */
     uct_gdrx_op_counter_t counters[UCT_GDRX_OP_LAST][UCT_GDRX_DIR_LAST];
     uct_gdrx_keycache_t   keycache; /**< key-less copies' recent mappings */
     uct_gdrx_dma_t        dma;      /**< the copy engine's streams */
@@ -74,9 +75,13 @@ static UCS_F_ALWAYS_INLINE void
 uct_gdrx_iface_count(uct_gdrx_iface_t *iface, uct_gdrx_op_t op,
                      uct_gdrx_dir_t dir, size_t length)
 {
-    __atomic_fetch_add(&iface->counters[op][dir].count, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&iface->counters[op][dir].bytes, length,
-                       __ATOMIC_RELAXED);
+    /* two locked adds per copy: only when someone will read them */
+    if (ucs_unlikely(iface->counting)) {
+        __atomic_fetch_add(&iface->counters[op][dir].count, 1,
+                           __ATOMIC_RELAXED);
+        __atomic_fetch_add(&iface->counters[op][dir].bytes, length,
+                           __ATOMIC_RELAXED);
+    }
 }
 
 #endif

@@ -9,7 +9,9 @@
  * registration (a reference on the cache region), so nothing unpins or
  * unmaps it while the interface may copy through it.  When CUDA frees the
  * memory, libgdrx revokes the pin and refuses the copy before touching
- * anything; the endpoint then drops the entry and asks the MD again.  No
+ * anything; after a graph launch the entry is confirmed by its buffer id
+ * (uct_gdrx_mem_is_current); either way a dead entry is dropped and the
+ * endpoint asks the MD again.  No
  * locks: used only where one thread at a time drives the interface (a
  * worker not in UCS_THREAD_MODE_MULTI), and only where libgdrx itself
  * revokes pins at CUDA frees.

@@ -8,6 +8,7 @@
 #define UCT_GDRX_MD_H
 
 #include "uct_gdrx_compat.h"
+#include "uct_gdrx_events.h"
 
 #include <gdrx.h>
 #include <ucs/memory/rcache.h>
@@ -45,6 +46,8 @@ typedef struct uct_gdrx_mem {
     size_t              length;    /**< pinned bytes from dptr */
     void                *cpu_ptr;  /**< CPU address of dptr */
     uint64_t            buffer_id; /**< CUDA allocation it belongs to */
+    uint64_t            checked;   /**< graph launches counted when buffer_id
+                                        was last confirmed */
 } uct_gdrx_mem_t;
 
 
@@ -168,6 +171,23 @@ uct_gdrx_md_activate(uct_gdrx_md_t *md)
     return uct_gdrx_md_activate_slow(md);
 }
 
+/* uct_gdrx_mem.c: whether mem still names the allocation it was made for
+ * (confirming it by the buffer id where events cannot vouch for it). */
+int uct_gdrx_mem_confirm(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+
+/* Trusted on events alone while no graph launched since it was confirmed
+ * (a graph's free nodes raise no FREE event); else asks CUDA once. */
+static UCS_F_ALWAYS_INLINE int
+uct_gdrx_mem_is_current(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
+{
+    if (ucs_likely(md->events &&
+                   (__atomic_load_n(&mem->checked, __ATOMIC_RELAXED) ==
+                    uct_gdrx_events_graph_epoch()))) {
+        return 1;
+    }
+    return uct_gdrx_mem_confirm(md, mem);
+}
+
 /* uct_gdrx_md.c */
 /* The status of a libgdrx error code, on every path. */
 ucs_status_t uct_gdrx_md_status(int err);
@@ -213,6 +233,8 @@ ucs_status_t uct_gdrx_md_mem_alloc(uct_md_h tl_md, size_t *length_p,
 ucs_status_t uct_gdrx_md_mem_free(uct_md_h tl_md, uct_mem_h memh);
 
 /* uct_gdrx_stats.c */
+/* 1 unless UCX_GDRX_STATS_DUMP says no */
+int uct_gdrx_stats_wanted(const char *where);
 void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)
     UCS_F_PRINTF(2, 3);
 

@@ -130,12 +130,27 @@ static int uct_gdrx_mem_pin(uct_gdrx_md_t *md, uint64_t start, size_t length,
     return 0;
 }
 
+int uct_gdrx_mem_confirm(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
+{
+    uint64_t checked = uct_gdrx_events_graph_epoch();
+    struct gdrx_mem_info info;
+
+    if ((gdrx_mem_query(mem->dptr, &info) != 0) ||
+        (info.buffer_id != mem->buffer_id)) {
+        return 0;
+    }
+    __atomic_store_n(&mem->checked, checked, __ATOMIC_RELAXED);
+    return 1;
+}
+
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
                               const uct_gdrx_mem_req_t *req, int hide_errors,
                               uct_gdrx_mem_t *mem)
 {
     ucs_log_level_t level = hide_errors ? UCS_LOG_LEVEL_DEBUG :
                                           UCS_LOG_LEVEL_ERROR;
+    /* counted before the query: a launch during it forces a re-check */
+    uint64_t checked          = uct_gdrx_events_graph_epoch();
     struct gdrx_mem_info info = {0};
     uint64_t start, end;
     ucs_status_t status;
@@ -167,6 +182,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
         mem->dptr      = start;
         mem->length    = end - start;
         mem->buffer_id = info.buffer_id;
+        mem->checked   = checked;
         uct_gdrx_count(&md->counters.pins);
         ucs_trace("gdrx: mapped 0x%" PRIx64 " length %zu at %p", start,
                   mem->length, mem->cpu_ptr);
@@ -191,6 +207,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     mem->dptr      = start;
     mem->length    = end - start;
     mem->buffer_id = info.buffer_id;
+    mem->checked   = checked;
     mem->pin.id    = 0;
     mem->cpu_ptr   = NULL;
     return UCS_OK;

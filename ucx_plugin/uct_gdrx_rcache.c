@@ -103,25 +103,16 @@ ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md)
 /* A hit must cover all of the request: a region the cache widened (its
  * alignment, merges, a stale window hint) into a neighbouring allocation
  * holds only its own allocation's part.
- * Without CUDA free events it may also name an allocation CUDA freed and
- * gave out again at the same address: compare the allocation's buffer id. */
+ * Without CUDA free events, or after a graph launch (whose free nodes raise
+ * none), it may also name an allocation CUDA freed and gave out again at
+ * the same address: then the allocation's buffer id decides. */
 static int uct_gdrx_rcache_region_is_current(uct_gdrx_md_t *md,
                                              uct_gdrx_rcache_region_t *region,
                                              const uct_gdrx_mem_req_t *req)
 {
-    struct gdrx_mem_info info;
-    int ret;
-
-    if (!uct_gdrx_range_holds(region->mem.dptr, region->mem.length,
-                              req->address, req->length)) {
-        return 0;
-    }
-    if (md->events) {
-        return 1;
-    }
-
-    ret = gdrx_mem_query(region->mem.dptr, &info);
-    return (ret == 0) && (info.buffer_id == region->mem.buffer_id);
+    return uct_gdrx_range_holds(region->mem.dptr, region->mem.length,
+                                req->address, req->length) &&
+           uct_gdrx_mem_is_current(md, &region->mem);
 }
 
 /* A recent window holding [addr, addr + length): the cache's key for it

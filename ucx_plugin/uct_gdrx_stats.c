@@ -27,15 +27,21 @@ static int uct_gdrx_stats_is(const char *where, const char *const *names)
     return 0;
 }
 
-void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)
+int uct_gdrx_stats_wanted(const char *where)
 {
     static const char *const off[] = {"", "n", "no", "off", "0", NULL};
+
+    return (where != NULL) && !uct_gdrx_stats_is(where, off);
+}
+
+void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)
+{
     static const char *const err[] = {"y", "yes", "on", "1", "stderr", NULL};
     char line[512];
     va_list ap;
     FILE *file;
 
-    if ((where == NULL) || uct_gdrx_stats_is(where, off)) {
+    if (!uct_gdrx_stats_wanted(where)) {
         return;
     }
 

@@ -72,9 +72,39 @@ static void test_eviction_limit(void)
     }
 }
 
+/* How CUDA lets go of a buffer in these tests. */
+typedef enum { UT_BY_FREE, UT_BY_RESET, UT_BY_GRAPH } ut_release_t;
+
+/* Release d: cuMemFree, a reset of its primary context (no free call), or
+ * a graph's memory free node (no free call, no FREE event: only the launch
+ * is reported).  0, or -1 when the sim cannot (NOT RUN printed). */
+static int ut_release(CUdeviceptr d, ut_release_t how)
+{
+    CUgraphExec exec;
+
+    switch (how) {
+    case UT_BY_RESET:
+        CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
+        return 0;
+    case UT_BY_GRAPH:
+        if (!tsim.graph_free_node || !tc.GraphLaunch) {
+            printf("NOT RUN: the simulated GPU has no graphs\n");
+            return -1;
+        }
+        CU_ASSERT_EQUAL_FATAL(tsim.graph_free_node(d, &exec), CUDA_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(tc.GraphLaunch(exec, NULL), CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(tc.GraphExecDestroy(exec), CUDA_SUCCESS);
+        return 0;
+    default:
+        tc_free(d);
+        return 0;
+    }
+}
+
 /* CUDA frees a registered buffer and hands the same address out again: the
  * next registration must pin the new allocation and data must land there. */
-static void ut_free_realloc(const char *mem_events, const char *expect_mode)
+static void ut_free_realloc(const char *mem_events, const char *expect_mode,
+                            ut_release_t how)
 {
     struct ut_uct u;
     struct ut_reg r;
@@ -91,7 +121,10 @@ static void ut_free_realloc(const char *mem_events, const char *expect_mode)
     CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d + 9, r.rkey.rkey), UCS_OK);
     ut_dereg(&u, &r);
 
-    tc_free(d);
+    if (ut_release(d, how) != 0) {
+        ut_close(&u);
+        return;
+    }
     d2 = tc_alloc(1 << 21);
     CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
     tc_fill(d2, 1 << 21, 2);
@@ -113,12 +146,19 @@ static void ut_free_realloc(const char *mem_events, const char *expect_mode)
 
 static void test_free_realloc_events(void)
 {
-    ut_free_realloc("y", "cache_check events");
+    ut_free_realloc("y", "cache_check events", UT_BY_FREE);
 }
 
 static void test_free_realloc_no_events(void)
 {
-    ut_free_realloc("n", "cache_check buffer-id");
+    ut_free_realloc("n", "cache_check buffer-id", UT_BY_FREE);
+}
+
+/* A graph's free node raises no FREE event: the cache must not trust its
+ * region after the launch (it confirms the buffer id once). */
+static void test_graph_free_realloc_events(void)
+{
+    ut_free_realloc("y", "cache_check events", UT_BY_GRAPH);
 }
 
 /* Key-less copies (UCP's memory-type copies pass no remote key): with
@@ -127,7 +167,7 @@ static void test_free_realloc_no_events(void)
  * reset of its primary context, which frees it with no free call) and
  * hands its address out again a copy still lands in the new allocation,
  * never the old one. */
-static void ut_keyless_free_realloc(const char *mem_events, int by_reset)
+static void ut_keyless_free_realloc(const char *mem_events, ut_release_t how)
 {
     struct ut_uct u;
     CUdeviceptr d, d2;
@@ -151,10 +191,9 @@ static void ut_keyless_free_realloc(const char *mem_events, int by_reset)
     CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, got, sizeof(got), d, UCT_INVALID_RKEY), UCS_OK);
     CU_ASSERT_EQUAL(memcmp(got, want, sizeof(got)), 0);
 
-    if (by_reset) {
-        CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
-    } else {
-        tc_free(d);
+    if (ut_release(d, how) != 0) {
+        ut_close(&u);
+        return;
     }
     d2 = tc_alloc(1 << 21);
     CU_ASSERT_EQUAL_FATAL(d2, d); /* the sim reuses the address */
@@ -175,17 +214,23 @@ static void ut_keyless_free_realloc(const char *mem_events, int by_reset)
 
 static void test_keyless_free_realloc_events(void)
 {
-    ut_keyless_free_realloc("y", 0);
+    ut_keyless_free_realloc("y", UT_BY_FREE);
 }
 
 static void test_keyless_context_reset_events(void)
 {
-    ut_keyless_free_realloc("y", 1);
+    ut_keyless_free_realloc("y", UT_BY_RESET);
+}
+
+/* The interface's remembered mapping, too, is confirmed after a launch. */
+static void test_keyless_graph_free_events(void)
+{
+    ut_keyless_free_realloc("y", UT_BY_GRAPH);
 }
 
 static void test_keyless_free_realloc_no_events(void)
 {
-    ut_keyless_free_realloc("n", 0);
+    ut_keyless_free_realloc("n", UT_BY_FREE);
 }
 
 static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
@@ -343,6 +388,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_keyless_free_realloc_events),
     GDRX_TEST_CASE(test_keyless_free_realloc_no_events),
     GDRX_TEST_CASE(test_keyless_context_reset_events),
+    GDRX_TEST_CASE(test_keyless_graph_free_events),
+    GDRX_TEST_CASE(test_graph_free_realloc_events),
     GDRX_TEST_CASE(test_events_source),
     GDRX_TEST_CASE(test_span_allocations),
     GDRX_TEST_CASE(test_span_allocations_nocache),
