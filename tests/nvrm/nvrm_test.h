@@ -17,6 +17,7 @@
 
 #include "gdrx_test.h"
 #include "nvrm_emu.h"
+#include "nvrm_reexec.h"
 #include "tcuda.h"
 
 /* The emulator is preloaded, not linked: its functions are found at run
@@ -51,9 +52,6 @@
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
 
-/* Re-exec under the emulator unless already there; returns 0 when the
- * program runs under it, -1 (message printed) when it cannot. */
-int nvt_under_emulator(char **argv);
 
 /* tc_setup(dev) after telling the sim how many GPUs to have (0 = keep). */
 int nvt_setup(int ngpus, int dev);
