@@ -34,11 +34,28 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* The allocation with the most bytes in [addr, end); EINVAL if no byte of
- * the range is CUDA device memory. */
-static int largest_overlap(uint64_t addr, uint64_t end, struct gdrx_mem_info *best)
+/* How well allocation [base, base_end) fits a request [addr, end) that
+ * no single allocation holds: 2 when it lies inside it and covers the same
+ * GPU pages (what UCX's rounding of that buffer asks for), 1 when it only
+ * lies inside it, 0 when it overlaps its edge (a neighbour). */
+static int fit(uint64_t base, uint64_t base_end, uint64_t addr, uint64_t end)
+{
+    if (base < addr || base_end > end)
+        return 0;
+    int same_pages = (base & GPU_PAGE_MASK) == (addr & GPU_PAGE_MASK) &&
+                     ((base_end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK) ==
+                     ((end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK);
+    return same_pages ? 2 : 1;
+}
+
+/* The allocation the request [addr, end) is for, when no single one holds
+ * it: the best fit, then the most bytes in the range.  EINVAL if no byte of
+ * the range is CUDA device memory.  (Several small buffers inside one GPU
+ * page all fit best: the largest is taken; docs/compat.md.) */
+static int best_allocation(uint64_t addr, uint64_t end, struct gdrx_mem_info *best)
 {
     uint64_t best_bytes = 0, p = addr;
+    int best_fit = -1;
 
     for (unsigned n = 0; p < end && n < RANGE_MAX_LOOKUPS; n++) {
         struct gdrx_mem_info m;
@@ -51,13 +68,15 @@ static int largest_overlap(uint64_t addr, uint64_t end, struct gdrx_mem_info *be
             return gdrapi_err(rc);
         uint64_t m_end = m.base + m.size;
         uint64_t bytes = min_u64(m_end, end) - p;
-        if (bytes > best_bytes) {
+        int f = fit(m.base, m_end, addr, end);
+        if (f > best_fit || (f == best_fit && bytes > best_bytes)) {
+            best_fit = f;
             best_bytes = bytes;
             *best = m;
         }
         p = max_u64(m_end, p + 1);
     }
-    return best_bytes ? 0 : EINVAL;
+    return best_fit >= 0 ? 0 : EINVAL;
 }
 
 int gdrapi_pin_range(uint64_t addr, size_t size, uint64_t *dptr, size_t *len)
@@ -71,9 +90,9 @@ int gdrapi_pin_range(uint64_t addr, size_t size, uint64_t *dptr, size_t *len)
     if (rc && rc != -ENOENT)
         return gdrapi_err(rc);
     /* The usual case: the request lies in the allocation of its first
-     * byte.  Otherwise, the allocation holding most of it. */
+     * byte.  Otherwise, the allocation it was rounded out from. */
     if (rc == -ENOENT || end - a.base > a.size) {
-        rc = largest_overlap(addr, end, &a);
+        rc = best_allocation(addr, end, &a);
         if (rc)
             return rc;
     }

@@ -30,3 +30,7 @@ tests_gdrapi_test_gdrapi_nvrm_CPPFLAGS = $(GDRX_GDRAPI_TEST_CPPFLAGS) \
 	-I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu
 tests_gdrapi_test_gdrapi_nvrm_LDADD = $(GDRX_GDRAPI_TEST_LIBS)
 EXTRA_tests_gdrapi_test_gdrapi_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
+
+# The GPU machine's program written to the gdrcopy API (tests/gpu/build.sh
+# builds it with gcc alone, run.sh runs it; not run by make check).
+EXTRA_DIST += tests/gpu/gdrapi_sanity.c

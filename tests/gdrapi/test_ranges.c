@@ -108,6 +108,34 @@ static void test_page_rounded_request(void)
     ga_free(right);
 }
 
+/* A small buffer followed, in the same page, by a larger allocation that
+ * runs past it: the page-rounded request is the small buffer's (the other
+ * one reaches beyond it), although the other has more bytes in it. */
+static void test_page_rounded_small_buffer(void)
+{
+    struct ga_buf b;
+    char byte = 1;
+
+    GA_REQUIRE(ga_cuda_setup() == 0);
+    CUdeviceptr small = ga_alloc(8 * KiB), big = ga_alloc(72 * KiB);
+    gdr_t g = ga_open();
+    GA_REQUIRE(small && big && g);
+    CUdeviceptr start = small & GPU_PAGE_MASK;
+    CUdeviceptr end = (small + 8 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
+    /* the neighbour holds more of the rounded range than the buffer */
+    GA_REQUIRE(big >= small + 8 * KiB && end - big > 8 * KiB && big + 72 * KiB > end);
+    ga_fill(big, 72 * KiB, 51);
+    GA_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
+    char *cpu = (char *)b.map + (small - b.info.va);
+    CU_ASSERT(ga_roundtrip(b.mh, cpu, small, 8 * KiB, 52));
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (big - small), &byte, 1), ERANGE);
+    CU_ASSERT(ga_check(big, 72 * KiB, 51));
+    ga_release(&b);
+    CU_ASSERT_EQUAL(gdr_close(g), 0);
+    ga_free(small);
+    ga_free(big);
+}
+
 /* A range that holds no allocation at all (past the last small buffer of
  * the sim's shared chunk) is refused. */
 static void test_no_allocation_in_range(void)
@@ -128,6 +156,7 @@ const struct gdrx_test_case gapi_ranges_cases[] = {
     GDRX_TEST_CASE(test_gdrcopy_idiom),
     GDRX_TEST_CASE(test_unaligned_address),
     GDRX_TEST_CASE(test_page_rounded_request),
+    GDRX_TEST_CASE(test_page_rounded_small_buffer),
     GDRX_TEST_CASE(test_no_allocation_in_range),
     GDRX_TEST_END,
 };
