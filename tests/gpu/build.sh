@@ -97,9 +97,16 @@ $CC -shared -o "$OUT/libgdrapi.so.2" -Wl,-soname,libgdrapi.so.2 \
     -Wl,--version-script="$GA/libgdrapi.map" "$OUT"/obj/gdrapi/*.o -L"$OUT" -lgdrx \
     -Wl,-rpath,'$ORIGIN'
 ln -sf libgdrapi.so.2 "$OUT/libgdrapi.so"
+# A gdrcopy-like prefix for UCX: ./configure --with-gdrcopy=$OUT/gdrapi-prefix
+P="$OUT/gdrapi-prefix"
+mkdir -p "$P/include" "$P/lib"
+cp "$GA/gdrapi.h" "$P/include/"
+ln -sf ../../libgdrapi.so.2 "$P/lib/libgdrapi.so.2"
+ln -sf libgdrapi.so.2 "$P/lib/libgdrapi.so"
+ln -sf ../../libgdrx.so.0 "$P/lib/libgdrx.so.0"
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include" \
     "$G/gdrapi_sanity.c" -o "$OUT/gdrapi_sanity" -L"$OUT" -lgdrapi \
     -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
      "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress, $OUT/free_paths," \
-     "$OUT/libgdrapi.so.2, $OUT/gdrapi_sanity"
+     "$OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for UCX's --with-gdrcopy), $OUT/gdrapi_sanity"
