@@ -54,6 +54,21 @@ static inline int gdrapi_err(int gdrx_rc)
  * is not a live pin of g, EBADF for a g that is not open). */
 int gdrapi_query(gdr_t g, gdr_mh_t mh, struct gdrx_pin_info *info);
 
+/* The fields both info structures have (gdr_info of gdrcopy 2.0-2.3,
+ * gdr_info_v2), from a pin's description: the pinned GPU pages, whether
+ * and how they are mapped.  A macro: the two structures are unrelated
+ * types.  tm_cycles and cycles_per_ms are obsolete in gdrcopy. */
+#define GDRAPI_FILL_INFO(info, pi)                                     \
+    do {                                                               \
+        (info)->va = (pi)->pinned_base;                                \
+        (info)->mapped_size = (pi)->pinned_size;                       \
+        (info)->page_size = (uint32_t)(pi)->page_size;                 \
+        (info)->tm_cycles = 0;                                         \
+        (info)->cycles_per_ms = 0;                                     \
+        (info)->mapped = (pi)->mapping_type != GDRX_MAPPING_NONE;      \
+        (info)->wc_mapping = (pi)->mapping_type == GDRX_MAPPING_WC;    \
+    } while (0)
+
 /* The CPU address of info->pinned_base, given cpu_ptr, that of
  * info->dptr: gdrx maps the pinned pages whole, from pinned_base. */
 static inline void *gdrapi_map_base(const struct gdrx_pin_info *info, void *cpu_ptr)

@@ -10,6 +10,7 @@ GDRAPI_SOURCES = \
 	libgdr/gdrapi/range.c \
 	libgdr/gdrapi/pin.c \
 	libgdr/gdrapi/info.c \
+	libgdr/gdrapi/info_v1.c \
 	libgdr/gdrapi/map.c \
 	libgdr/gdrapi/copy.c
 if GDRX_GDRAPI_INSTALL

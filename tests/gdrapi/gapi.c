@@ -142,3 +142,38 @@ gdr_t ga_open(void)
     }
     return g;
 }
+
+int ga_start(size_t bytes, CUdeviceptr *d, gdr_t *g)
+{
+    *d = 0;
+    *g = NULL;
+    if (ga_cuda_setup() != 0)
+        return -1;
+    if (bytes && (*d = ga_alloc(bytes)) == 0)
+        return -1;
+    *g = ga_open();
+    return *g ? 0 : -1;
+}
+
+void ga_check_free_revokes(gdr_t g)
+{
+    struct ga_buf b;
+    gdr_info_t info;
+    void *map;
+    int flag = 0;
+    char byte = 1;
+    CUdeviceptr d = ga_alloc(2 * MiB);
+
+    GDRX_REQUIRE(d != 0);
+    GDRX_REQUIRE(ga_pin_map(g, d, 2 * MiB, &b) == 0);
+    ga_free(d);
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr, &byte, 1), ESTALE);
+    CU_ASSERT_EQUAL(gdr_copy_from_mapping(b.mh, &byte, b.ptr, 1), ESTALE);
+    CU_ASSERT_EQUAL(gdr_get_callback_flag(g, b.mh, &flag), 0);
+    CU_ASSERT_EQUAL(flag, 1);
+    CU_ASSERT_EQUAL(gdr_get_info(g, b.mh, &info), 0);
+    CU_ASSERT_EQUAL(info.mapped, 0);
+    CU_ASSERT_EQUAL(gdr_unmap(g, b.mh, b.map, b.map_size), 0); /* releases the range */
+    CU_ASSERT_EQUAL(gdr_map(g, b.mh, &map, b.map_size), ESTALE);
+    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, b.mh), 0);
+}

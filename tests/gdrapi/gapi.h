@@ -20,16 +20,6 @@
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
 
-/* A failed precondition ends the case (CUnit's *_FATAL longjmp would land
- * in the forked runner). */
-#define GA_REQUIRE(cond)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            CU_FAIL("required: " #cond);  \
-            return;                       \
-        }                                 \
-    } while (0)
-
 /* cuInit and device 0's primary context current; CU_FAIL and -1 if not. */
 int ga_cuda_setup(void);
 
@@ -76,5 +66,15 @@ void ga_release(struct ga_buf *b);
 
 /* gdr_open, CU_FAIL on NULL. */
 gdr_t ga_open(void);
+
+/* The start of most cases, in gdrcopy's order: CUDA set up, `bytes` of
+ * device memory allocated into *d (none if 0), then gdr_open into *g.  0,
+ * or -1 after CU_FAIL. */
+int ga_start(size_t bytes, CUdeviceptr *d, gdr_t *g);
+
+/* cudaFree of a pinned, mapped allocation: copies through the mapping
+ * refused with ESTALE, the callback flag set, the mapping gone from the
+ * info, unmap and unpin fine, a new map refused (ESTALE). */
+void ga_check_free_revokes(gdr_t g);
 
 #endif /* GDRX_GAPI_H */

@@ -58,9 +58,9 @@ static void test_library_exports(void)
     struct elf_sym s;
     int seen[NAPI] = { 0 }, marker = 0, others = 0, versioned = 0;
 
-    GA_REQUIRE(loaded_path(path, sizeof(path)) == 0);
+    GDRX_REQUIRE(loaded_path(path, sizeof(path)) == 0);
     struct elf_dyn *e = elf_dyn_open(path);
-    GA_REQUIRE(e != NULL);
+    GDRX_REQUIRE(e != NULL);
     const char *soname = elf_dyn_soname(e);
     CU_ASSERT_PTR_NOT_NULL(soname);
     if (soname)
@@ -98,7 +98,7 @@ static void test_program_references(void)
     int refs = 0, versioned = 0;
     struct elf_dyn *e = elf_dyn_open("/proc/self/exe");
 
-    GA_REQUIRE(e != NULL);
+    GDRX_REQUIRE(e != NULL);
     CU_ASSERT(elf_dyn_needs(e, SONAME));
     for (size_t i = 1; elf_dyn_sym(e, i, &s) == 0; i++) {
         if (s.defined || strncmp(s.name, "gdr_", 4) != 0)
@@ -121,7 +121,7 @@ static void test_dlopen(void)
 {
     void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
 
-    GA_REQUIRE(h != NULL);
+    GDRX_REQUIRE(h != NULL);
     for (size_t k = 0; k < NAPI; k++) {
         CU_ASSERT_PTR_NOT_NULL(dlsym(h, api[k]));
         CU_ASSERT_PTR_NULL(dlvsym(h, api[k], "GDRX_0.1"));

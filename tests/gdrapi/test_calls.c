@@ -42,12 +42,12 @@ static void test_usual_order(void)
     int flag = -1;
     const size_t size = 3 * MiB;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr d = ga_alloc(size);
-    GA_REQUIRE(d != 0);
+    GDRX_REQUIRE(d != 0);
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
-    GA_REQUIRE(gdr_pin_buffer(g, d, size, 0, 0, &mh) == 0);
+    GDRX_REQUIRE(g != NULL);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, size, 0, 0, &mh) == 0);
     CU_ASSERT_NOT_EQUAL(mh.h, 0);
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &info), 0);
     CU_ASSERT_EQUAL(info.va, d);
@@ -58,7 +58,7 @@ static void test_usual_order(void)
     CU_ASSERT_EQUAL(gdr_get_callback_flag(g, mh, &flag), 0);
     CU_ASSERT_EQUAL(flag, 0);
 
-    GA_REQUIRE(gdr_map(g, mh, &map, size) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, size) == 0);
     CU_ASSERT_EQUAL(gdr_get_info_v2(g, mh, &info), 0);
     CU_ASSERT_EQUAL(info.mapped, 1);
     CU_ASSERT_EQUAL(info.wc_mapping, 1);
@@ -66,7 +66,7 @@ static void test_usual_order(void)
     CU_ASSERT_EQUAL(info.tm_cycles, 0);
 
     unsigned char *buf = malloc(size);
-    GA_REQUIRE(buf != NULL);
+    GDRX_REQUIRE(buf != NULL);
     ga_pattern(buf, size, 11);
     CU_ASSERT_EQUAL(gdr_copy_to_mapping(mh, map, buf, size), 0);
     CU_ASSERT(ga_check(d, size, 11));
@@ -94,15 +94,14 @@ static void test_pin_v2(void)
     gdr_info_t info;
     void *map;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(gdr_pin_buffer_v2(g, d, 128 * KiB, GDR_PIN_FLAG_DEFAULT, &mh) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer_v2(g, d, 128 * KiB, GDR_PIN_FLAG_DEFAULT, &mh) == 0);
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &info), 0);
     CU_ASSERT_EQUAL(info.va, d);
     CU_ASSERT_EQUAL(info.mapped_size, 128 * KiB);
-    GA_REQUIRE(gdr_map(g, mh, &map, 128 * KiB) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, 128 * KiB) == 0);
     ga_fill(d, 128 * KiB, 3);
     unsigned char got[100], want[100];
     ga_pattern(want, sizeof(want), 3);
@@ -119,9 +118,9 @@ static void test_versions(void)
     gdr_runtime_get_version(&major, &minor);
     CU_ASSERT_EQUAL(major, GDR_API_MAJOR_VERSION);
     CU_ASSERT_EQUAL(minor, GDR_API_MINOR_VERSION);
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     major = minor = -1;
     CU_ASSERT_EQUAL(gdr_driver_get_version(g, &major, &minor), 0);
     if (ga_backend_is("gdrdrv")) {
@@ -140,9 +139,9 @@ static void test_attributes(void)
 {
     int v = -1;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), 0);
     CU_ASSERT_EQUAL(v, 0); /* a CUDA free revokes the pin */
     v = -1;
@@ -183,11 +182,10 @@ static void test_map_v2_kinds(void)
     gdr_info_t info;
     void *map = NULL;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
     CU_ASSERT_EQUAL(gdr_map_v2(g, mh, &map, GPU_PAGE_SIZE, GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL);
     CU_ASSERT_EQUAL(gdr_map_v2(g, mh, &map, GPU_PAGE_SIZE, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EINVAL);
     CU_ASSERT_EQUAL(gdr_map_v2(g, mh, &map, GPU_PAGE_SIZE, 4), EINVAL);
@@ -210,27 +208,11 @@ static void test_map_v2_kinds(void)
  * unmap and unpin still work. */
 static void test_cuda_free_revokes(void)
 {
-    struct ga_buf b;
-    gdr_info_t info;
-    void *map;
-    int flag = 0;
-    char byte = 1;
+    CUdeviceptr none;
+    gdr_t g;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(ga_pin_map(g, d, 2 * MiB, &b) == 0);
-    ga_free(d);
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr, &byte, 1), ESTALE);
-    CU_ASSERT_EQUAL(gdr_copy_from_mapping(b.mh, &byte, b.ptr, 1), ESTALE);
-    CU_ASSERT_EQUAL(gdr_get_callback_flag(g, b.mh, &flag), 0);
-    CU_ASSERT_EQUAL(flag, 1);
-    CU_ASSERT_EQUAL(gdr_get_info(g, b.mh, &info), 0);
-    CU_ASSERT_EQUAL(info.mapped, 0);
-    CU_ASSERT_EQUAL(gdr_unmap(g, b.mh, b.map, b.map_size), 0);
-    CU_ASSERT_EQUAL(gdr_map(g, b.mh, &map, b.map_size), ESTALE);
-    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, b.mh), 0);
+    GDRX_REQUIRE(ga_start(0, &none, &g) == 0);
+    ga_check_free_revokes(g);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
 }
 
@@ -239,14 +221,14 @@ static void test_close_releases(void)
 {
     struct ga_buf b[3];
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr d = ga_alloc(4 * MiB);
-    GA_REQUIRE(d != 0);
+    GDRX_REQUIRE(d != 0);
     long maps = gdrx_test_count_maps(1), fds = gdrx_test_count_fds();
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     for (int i = 0; i < 3; i++)
-        GA_REQUIRE(ga_pin_map(g, d + (CUdeviceptr)i * MiB, MiB, &b[i]) == 0);
+        GDRX_REQUIRE(ga_pin_map(g, d + (CUdeviceptr)i * MiB, MiB, &b[i]) == 0);
     CU_ASSERT(gdrx_test_count_maps(1) > maps);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     CU_ASSERT_EQUAL(gdrx_test_count_maps(1), maps);
@@ -284,14 +266,13 @@ static void test_threads_copy(void)
     pthread_t t[4];
     const size_t q = 256 * KiB;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(4 * q);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(ga_pin_map(g, d, 4 * q, &b) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(4 * q, &d, &g) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, d, 4 * q, &b) == 0);
     for (int i = 0; i < 4; i++) {
         c[i] = (struct copier){ .mh = b.mh, .dst = b.ptr + i * q, .len = q, .seed = 40u + i };
-        GA_REQUIRE(pthread_create(&t[i], NULL, copier_run, &c[i]) == 0);
+        GDRX_REQUIRE(pthread_create(&t[i], NULL, copier_run, &c[i]) == 0);
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(t[i], NULL);

@@ -51,39 +51,84 @@ static void teardown(gdr_t g, CUdeviceptr d, struct ga_buf *b)
     ga_free(d);
 }
 
+/* One copy of the table: where in the mapping, how many bytes, the host
+ * buffer's misalignment, the pattern. */
+struct copy_case {
+    size_t   off, len, skew;
+    uint32_t seed;
+};
+
+/* A check of one case in one direction: 0 if the copy succeeded and every
+ * byte checked is right; else the copy's error, or -1 for wrong bytes. */
+typedef int (*copy_check_fn)(const struct ga_buf *b, const struct copy_case *c,
+                             unsigned char *scratch);
+
+/* Every offset with every size; the failures, the first few printed. */
+static unsigned check_all(const struct ga_buf *b, copy_check_fn check, const char *direction,
+                          unsigned char *scratch)
+{
+    unsigned failures = 0, n = 0;
+
+    for (size_t i = 0; i < NOFF; i++) {
+        for (size_t j = 0; j < NSIZE; j++, n++) {
+            struct copy_case c = { offsets[i], sizes[j], host_skews[n % 4], 2 * n + 1 };
+            int rc = check(b, &c, scratch);
+            if (rc && failures++ < 5)
+                fprintf(stderr, "    %s mapping +%zu, %zu bytes, host +%zu: %s\n", direction,
+                        c.off, c.len, c.skew, rc > 0 ? strerror(rc) : "wrong bytes");
+        }
+    }
+    return failures;
+}
+
+/* Device bytes around the copy hold seed; the copy writes seed + 1. */
+static int check_to(const struct ga_buf *b, const struct copy_case *c, unsigned char *scratch)
+{
+    size_t span = c->off + c->len + SLACK;
+    unsigned char *src = scratch, *want = scratch + MAXLEN + 16, *got = want + SPAN;
+
+    ga_fill(b->d, span, c->seed);
+    ga_pattern(src + c->skew, c->len, c->seed + 1);
+    int rc = gdr_copy_to_mapping(b->mh, b->ptr + c->off, src + c->skew, c->len);
+    if (rc)
+        return rc;
+    ga_pattern(want, span, c->seed);
+    memcpy(want + c->off, src + c->skew, c->len);
+    if (cuMemcpyDtoH(got, b->d, span) != CUDA_SUCCESS || memcmp(got, want, span) != 0)
+        return -1;
+    return 0;
+}
+
+/* The device holds pattern 77 (also at scratch); host bytes around the
+ * copy must keep 0xEE. */
+static int check_from(const struct ga_buf *b, const struct copy_case *c, unsigned char *scratch)
+{
+    unsigned char *dev = scratch, *dst = scratch + SPAN;
+
+    memset(dst, 0xEE, MAXLEN + 16 + SLACK);
+    int rc = gdr_copy_from_mapping(b->mh, dst + c->skew, b->ptr + c->off, c->len);
+    if (rc)
+        return rc;
+    int bad = memcmp(dst + c->skew, dev + c->off, c->len) != 0;
+    for (size_t k = 0; k < c->skew; k++)
+        bad |= dst[k] != 0xEE;
+    for (size_t k = c->skew + c->len; k < c->skew + c->len + SLACK; k++)
+        bad |= dst[k] != 0xEE;
+    return bad ? -1 : 0;
+}
+
 static void test_to_mapping_any_alignment(void)
 {
     gdr_t g;
     CUdeviceptr d;
     struct ga_buf b;
-    unsigned char *src = malloc(MAXLEN + 16), *want = malloc(SPAN), *got = malloc(SPAN);
-    unsigned failures = 0, n = 0;
+    unsigned char *scratch = malloc(MAXLEN + 16 + 2 * SPAN);
 
     setup(&g, &d, &b);
-    GA_REQUIRE(g && src && want && got);
-    for (size_t i = 0; i < NOFF; i++) {
-        for (size_t j = 0; j < NSIZE; j++, n++) {
-            size_t off = offsets[i], len = sizes[j], skew = host_skews[n % 4];
-            size_t span = off + len + SLACK;
-            uint32_t seed = (uint32_t)(2 * n + 1);
-            ga_fill(d, span, seed);
-            ga_pattern(src + skew, len, seed + 1);
-            int rc = gdr_copy_to_mapping(b.mh, b.ptr + off, src + skew, len);
-            ga_pattern(want, span, seed);
-            memcpy(want + off, src + skew, len);
-            if (rc != 0 || cuMemcpyDtoH(got, d, span) != CUDA_SUCCESS ||
-                memcmp(got, want, span) != 0) {
-                if (failures++ < 5)
-                    fprintf(stderr, "    to mapping +%zu, %zu bytes, host +%zu: rc %d%s\n", off,
-                            len, skew, rc, rc ? "" : ", wrong bytes");
-            }
-        }
-    }
-    CU_ASSERT_EQUAL(failures, 0);
+    GDRX_REQUIRE(g && scratch);
+    CU_ASSERT_EQUAL(check_all(&b, check_to, "to", scratch), 0);
     teardown(g, d, &b);
-    free(src);
-    free(want);
-    free(got);
+    free(scratch);
 }
 
 static void test_from_mapping_any_alignment(void)
@@ -91,32 +136,15 @@ static void test_from_mapping_any_alignment(void)
     gdr_t g;
     CUdeviceptr d;
     struct ga_buf b;
-    unsigned char *dev = malloc(SPAN), *dst = malloc(MAXLEN + 16 + SLACK);
-    unsigned failures = 0, n = 0;
+    unsigned char *scratch = malloc(SPAN + MAXLEN + 16 + SLACK);
 
     setup(&g, &d, &b);
-    GA_REQUIRE(g && dev && dst);
+    GDRX_REQUIRE(g && scratch);
     ga_fill(d, SPAN, 77);
-    ga_pattern(dev, SPAN, 77);
-    for (size_t i = 0; i < NOFF; i++) {
-        for (size_t j = 0; j < NSIZE; j++, n++) {
-            size_t off = offsets[i], len = sizes[j], skew = host_skews[n % 4];
-            memset(dst, 0xEE, MAXLEN + 16 + SLACK);
-            int rc = gdr_copy_from_mapping(b.mh, dst + skew, b.ptr + off, len);
-            int bad = rc != 0 || memcmp(dst + skew, dev + off, len) != 0;
-            for (size_t k = 0; k < skew; k++)
-                bad |= dst[k] != 0xEE;
-            for (size_t k = skew + len; k < skew + len + SLACK; k++)
-                bad |= dst[k] != 0xEE;
-            if (bad && failures++ < 5)
-                fprintf(stderr, "    from mapping +%zu, %zu bytes, host +%zu: rc %d%s\n", off,
-                        len, skew, rc, rc ? "" : ", wrong bytes");
-        }
-    }
-    CU_ASSERT_EQUAL(failures, 0);
+    ga_pattern(scratch, SPAN, 77);
+    CU_ASSERT_EQUAL(check_all(&b, check_from, "from", scratch), 0);
     teardown(g, d, &b);
-    free(dev);
-    free(dst);
+    free(scratch);
 }
 
 /* The whole mapping in one copy each way, and a copy ending exactly at its
@@ -129,7 +157,7 @@ static void test_whole_mapping(void)
     unsigned char *buf = malloc(SPAN), *want = malloc(SPAN);
 
     setup(&g, &d, &b);
-    GA_REQUIRE(g && buf && want);
+    GDRX_REQUIRE(g && buf && want);
     ga_pattern(buf, SPAN, 5);
     CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr, buf, SPAN), 0);
     CU_ASSERT(ga_check(d, SPAN, 5));

@@ -19,10 +19,9 @@ static void test_pin_bad_arguments(void)
 {
     gdr_mh_t mh = sentinel;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
     long fds = gdrx_test_count_fds(), maps = gdrx_test_count_maps(1);
     char *host = malloc(GPU_PAGE_SIZE);
 
@@ -51,11 +50,10 @@ static void test_map_errors(void)
     void *map = NULL, *other = (void *)0x1;
     char byte = 7;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(gdr_pin_buffer(g, d, 2 * GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, 2 * GPU_PAGE_SIZE, 0, 0, &mh) == 0);
     CU_ASSERT_EQUAL(gdr_map(g, mh, NULL, GPU_PAGE_SIZE), EINVAL);
     CU_ASSERT_EQUAL(gdr_map(g, mh, &other, 0), EINVAL);
     CU_ASSERT_EQUAL(gdr_map(g, mh, &other, 2 * GPU_PAGE_SIZE + 1), EINVAL); /* > mapped_size */
@@ -65,7 +63,7 @@ static void test_map_errors(void)
     CU_ASSERT_EQUAL(gdr_copy_from_mapping(mh, &byte, (void *)d, 0), EINVAL);
     CU_ASSERT_EQUAL(gdr_unmap(g, mh, (void *)d, GPU_PAGE_SIZE), EINVAL);
 
-    GA_REQUIRE(gdr_map(g, mh, &map, 2 * GPU_PAGE_SIZE) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, 2 * GPU_PAGE_SIZE) == 0);
     CU_ASSERT_EQUAL(gdr_map(g, mh, &other, GPU_PAGE_SIZE), EAGAIN); /* mapped already */
     CU_ASSERT_PTR_EQUAL(other, (void *)0x1);
     /* unmap of another address or size changes nothing */
@@ -99,13 +97,13 @@ static void test_dead_handles(void)
     int flag;
     char byte = 0;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr d = ga_alloc(2 * MiB);
     gdr_t g = ga_open(), g2 = ga_open();
-    GA_REQUIRE(d && g && g2);
-    GA_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
-    GA_REQUIRE(gdr_map(g, mh, &map, GPU_PAGE_SIZE) == 0);
-    GA_REQUIRE(gdr_pin_buffer(g2, d, GPU_PAGE_SIZE, 0, 0, &theirs) == 0);
+    GDRX_REQUIRE(d && g && g2);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, GPU_PAGE_SIZE) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g2, d, GPU_PAGE_SIZE, 0, 0, &theirs) == 0);
     CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0); /* unmaps too */
 
     const gdr_mh_t bad[] = { mh, { 0 }, { 12345 }, theirs };
@@ -135,11 +133,10 @@ static void test_closed_library(void)
     gdr_info_t info;
     int v, major, minor;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     CU_ASSERT_EQUAL(gdr_close(g), EBADF);
     CU_ASSERT_EQUAL(gdr_close(NULL), EBADF);

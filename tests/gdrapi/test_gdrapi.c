@@ -11,11 +11,7 @@
 #include "test_gdrapi.h"
 
 static const struct gdrx_test_suite suites[] = {
-    { "gdrapi_calls", NULL, NULL, gapi_calls_cases },
-    { "gdrapi_errors", NULL, NULL, gapi_errors_cases },
-    { "gdrapi_copy", NULL, NULL, gapi_copy_cases },
-    { "gdrapi_ranges", NULL, NULL, gapi_ranges_cases },
-    { "gdrapi_info_v1", NULL, NULL, gapi_info_v1_cases },
+    GAPI_BACKEND_SUITES,
     { "gdrapi_abi", NULL, NULL, gapi_abi_cases },
     GDRX_SUITE_END,
 };

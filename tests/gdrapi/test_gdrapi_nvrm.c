@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gapi.h"
 #include "nvrm_reexec.h"
+#include "test_gdrapi.h"
 
 /* Memory made before gdr_open pins on nvrm by default; so does memory
  * made after it. */
@@ -21,16 +21,16 @@ static void test_memory_before_open(void)
 {
     struct ga_buf b;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr big = ga_alloc(3 * MiB);
     CUdeviceptr small = ga_alloc(8 * KiB); /* sub-allocated */
-    GA_REQUIRE(big && small);
+    GDRX_REQUIRE(big && small);
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     CUdeviceptr later = ga_alloc(3 * MiB);
-    GA_REQUIRE(later != 0);
+    GDRX_REQUIRE(later != 0);
 
-    GA_REQUIRE(ga_pin_map(g, big, 3 * MiB, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, big, 3 * MiB, &b) == 0);
     CU_ASSERT_EQUAL(b.info.va, big);
     gdr_info_t info;
     CU_ASSERT_EQUAL(gdr_get_info(g, b.mh, &info), 0);
@@ -40,10 +40,10 @@ static void test_memory_before_open(void)
     /* UCX's page-rounded request around the small buffer */
     CUdeviceptr start = small & GPU_PAGE_MASK;
     CUdeviceptr end = (small + 8 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
-    GA_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
     CU_ASSERT(ga_roundtrip(b.mh, (char *)b.map + (small - b.info.va), small, 8 * KiB, 2));
     ga_release(&b);
-    GA_REQUIRE(ga_pin_map(g, later + 100, 5000, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, later + 100, 5000, &b) == 0);
     CU_ASSERT(ga_roundtrip(b.mh, b.ptr, later + 100, 5000, 3));
     ga_release(&b);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
@@ -52,72 +52,38 @@ static void test_memory_before_open(void)
     ga_free(later);
 }
 
-static void test_versions_and_attributes(void)
-{
-    int major = 0, minor = 0, v = -1;
-
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
-    CU_ASSERT_EQUAL(gdr_driver_get_version(g, &major, &minor), 0);
-    CU_ASSERT_EQUAL(major, GDR_API_MAJOR_VERSION);
-    CU_ASSERT_EQUAL(minor, GDR_API_MINOR_VERSION);
-    CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
-    CU_ASSERT_EQUAL(v, 0);
-    CU_ASSERT_EQUAL(gdr_close(g), 0);
-}
-
 /* gdrcopy's switch to its dma-buf backend picks gdrx's dmabuf backend,
  * over GDRX_BACKEND=nvrm; any other value leaves the choice alone. */
 static void test_dmabuf_switch(void)
 {
     int v = -1;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     setenv("GDRCOPY_USE_DMABUF_MMAP", "1", 1);
     gdr_t g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
     CU_ASSERT_EQUAL(v, 1);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     setenv("GDRCOPY_USE_DMABUF_MMAP", "0", 1);
     g = ga_open();
-    GA_REQUIRE(g != NULL);
+    GDRX_REQUIRE(g != NULL);
     CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
     CU_ASSERT_EQUAL(v, 0);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     unsetenv("GDRCOPY_USE_DMABUF_MMAP");
 }
 
-/* cudaFree under a live mapping, on nvrm too: copies refused. */
-static void test_cuda_free_revokes(void)
-{
-    struct ga_buf b;
-    int flag = 0;
-    char byte = 0;
-
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(ga_pin_map(g, d, 2 * MiB, &b) == 0);
-    ga_free(d);
-    CU_ASSERT_EQUAL(gdr_copy_from_mapping(b.mh, &byte, b.ptr, 1), ESTALE);
-    CU_ASSERT_EQUAL(gdr_get_callback_flag(g, b.mh, &flag), 0);
-    CU_ASSERT_EQUAL(flag, 1);
-    CU_ASSERT_EQUAL(gdr_close(g), 0);
-}
-
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_memory_before_open),
-    GDRX_TEST_CASE(test_versions_and_attributes),
     GDRX_TEST_CASE(test_dmabuf_switch),
-    GDRX_TEST_CASE(test_cuda_free_revokes),
     GDRX_TEST_END,
 };
 
+/* The backend-independent suites of test_gdrapi run here too. */
 static const struct gdrx_test_suite suites[] = {
     { "gdrapi_nvrm", NULL, NULL, cases },
+    GAPI_BACKEND_SUITES,
     GDRX_SUITE_END,
 };
 

@@ -33,11 +33,10 @@ static void test_get_info_v1(void)
     gdr_mh_t mh;
     void *map;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(2 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(gdr_pin_buffer(g, d + 100, 3 * GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d + 100, 3 * GPU_PAGE_SIZE, 0, 0, &mh) == 0);
     memset(&gi, 0xA5, sizeof(gi));
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &gi.info), 0);
     CU_ASSERT_EQUAL(gi.info.va, d);
@@ -45,7 +44,7 @@ static void test_get_info_v1(void)
     CU_ASSERT_EQUAL(gi.info.page_size, GPU_PAGE_SIZE);
     CU_ASSERT_EQUAL(gi.info.mapped, 0);
     CU_ASSERT_EQUAL(gi.info.wc_mapping, 0);
-    GA_REQUIRE(gdr_map(g, mh, &map, 4 * GPU_PAGE_SIZE) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, 4 * GPU_PAGE_SIZE) == 0);
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &gi.info), 0);
     CU_ASSERT_EQUAL(gi.info.mapped, 1);
     CU_ASSERT_EQUAL(gi.info.wc_mapping, 1);

@@ -21,16 +21,16 @@ static void test_gdrcopy_idiom(void)
     gdr_info_t info;
     void *map;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr raw = ga_alloc(size + GPU_PAGE_SIZE - 1); /* sub-allocated */
     gdr_t g = ga_open();
-    GA_REQUIRE(raw && g);
+    GDRX_REQUIRE(raw && g);
     CUdeviceptr d = (raw + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
-    GA_REQUIRE(gdr_pin_buffer(g, d, size, 0, 0, &mh) == 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, size, 0, 0, &mh) == 0);
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &info), 0);
     CU_ASSERT_EQUAL(info.va, d);
     CU_ASSERT(info.mapped_size >= size);
-    GA_REQUIRE(gdr_map(g, mh, &map, size) == 0);
+    GDRX_REQUIRE(gdr_map(g, mh, &map, size) == 0);
     CU_ASSERT(ga_roundtrip(mh, map, d, size, 21));
     CU_ASSERT_EQUAL(gdr_unmap(g, mh, map, size), 0);
     CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0);
@@ -45,11 +45,10 @@ static void test_unaligned_address(void)
 {
     struct ga_buf b;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr d = ga_alloc(3 * MiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(d && g);
-    GA_REQUIRE(ga_pin_map(g, d + 1000, 5000, &b) == 0);
+    CUdeviceptr d;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(3 * MiB, &d, &g) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, d + 1000, 5000, &b) == 0);
     CU_ASSERT_EQUAL(b.info.va, d);
     CU_ASSERT_EQUAL(b.info.mapped_size, GPU_PAGE_SIZE);
     CU_ASSERT_PTR_EQUAL(b.ptr, (char *)b.map + 1000);
@@ -71,18 +70,18 @@ static void test_page_rounded_request(void)
     struct ga_buf b;
     char byte = 1;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr left = ga_alloc(4 * KiB), mid = ga_alloc(20 * KiB), right = ga_alloc(4 * KiB);
     gdr_t g = ga_open();
-    GA_REQUIRE(left && mid && right && g);
+    GDRX_REQUIRE(left && mid && right && g);
     CUdeviceptr start = mid & GPU_PAGE_MASK;
     CUdeviceptr end = (mid + 20 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
     /* the neighbours lie in the rounded range (the sim packs them) */
-    GA_REQUIRE(left >= start && left + 4 * KiB <= mid && right + 4 * KiB <= end);
+    GDRX_REQUIRE(left >= start && left + 4 * KiB <= mid && right + 4 * KiB <= end);
     ga_fill(left, 4 * KiB, 41);
     ga_fill(right, 4 * KiB, 42);
 
-    GA_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
     CU_ASSERT(b.info.va <= mid && mid - b.info.va < b.info.page_size);
     CU_ASSERT_EQUAL(b.info.va % b.info.page_size, 0);
     CU_ASSERT(b.info.va + b.info.mapped_size >= mid + 20 * KiB);
@@ -96,7 +95,7 @@ static void test_page_rounded_request(void)
     ga_release(&b);
 
     /* the exact span of two neighbours: the larger one is pinned */
-    GA_REQUIRE(ga_pin_map(g, left, mid + 20 * KiB - left, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, left, mid + 20 * KiB - left, &b) == 0);
     mid_cpu = (char *)b.map + (mid - b.info.va);
     CU_ASSERT(ga_roundtrip(b.mh, mid_cpu, mid, 20 * KiB, 44));
     CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, mid_cpu - 1, &byte, 1), ERANGE);
@@ -116,16 +115,16 @@ static void test_page_rounded_small_buffer(void)
     struct ga_buf b;
     char byte = 1;
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
     CUdeviceptr small = ga_alloc(8 * KiB), big = ga_alloc(72 * KiB);
     gdr_t g = ga_open();
-    GA_REQUIRE(small && big && g);
+    GDRX_REQUIRE(small && big && g);
     CUdeviceptr start = small & GPU_PAGE_MASK;
     CUdeviceptr end = (small + 8 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
     /* the neighbour holds more of the rounded range than the buffer */
-    GA_REQUIRE(big >= small + 8 * KiB && end - big > 8 * KiB && big + 72 * KiB > end);
+    GDRX_REQUIRE(big >= small + 8 * KiB && end - big > 8 * KiB && big + 72 * KiB > end);
     ga_fill(big, 72 * KiB, 51);
-    GA_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
     char *cpu = (char *)b.map + (small - b.info.va);
     CU_ASSERT(ga_roundtrip(b.mh, cpu, small, 8 * KiB, 52));
     CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (big - small), &byte, 1), ERANGE);
@@ -142,10 +141,9 @@ static void test_no_allocation_in_range(void)
 {
     gdr_mh_t mh = { 0 };
 
-    GA_REQUIRE(ga_cuda_setup() == 0);
-    CUdeviceptr small = ga_alloc(4 * KiB);
-    gdr_t g = ga_open();
-    GA_REQUIRE(small && g);
+    CUdeviceptr small;
+    gdr_t g;
+    GDRX_REQUIRE(ga_start(4 * KiB, &small, &g) == 0);
     CU_ASSERT_EQUAL(gdr_pin_buffer(g, small + 64 * KiB, 8 * KiB, 0, 0, &mh), EINVAL);
     CU_ASSERT_EQUAL(mh.h, 0);
     CU_ASSERT_EQUAL(gdr_close(g), 0);

@@ -32,15 +32,8 @@
 #pragma weak nvrm_emu_get_stats
 #pragma weak nvrm_emu_set_bar1
 
-/* A failed precondition ends the case.  (CUnit's *_FATAL assertions
- * longjmp into the runner, which in a forked case is the child's copy.) */
-#define NVT_REQUIRE(cond)                          \
-    do {                                           \
-        if (!(cond)) {                             \
-            CU_FAIL("required: " #cond);           \
-            return;                                \
-        }                                          \
-    } while (0)
+/* A failed precondition ends the case (gdrx_test.h). */
+#define NVT_REQUIRE(cond) GDRX_REQUIRE(cond)
 
 /* NV_STATUS values the suites inject (nvrm_emu_fail). */
 #define NV_ERR_INSUFFICIENT_RESOURCES   0x1Au
