@@ -2,7 +2,7 @@
 # links of the installed README (docs/api.md, ucx_plugin/README.md, ...)
 # resolve there too.
 gdrxdocsdir = $(docdir)/docs
-dist_gdrxdocs_DATA = docs/api.md docs/semantics.md docs/free-interception.md \
+dist_gdrxdocs_DATA = docs/api.md docs/compat.md docs/semantics.md docs/free-interception.md \
 	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md \
 	docs/h200-copylat.txt docs/h200-nvrm-run.txt
 gdrxucxdocdir = $(docdir)/ucx_plugin

@@ -1,9 +1,10 @@
 /*
  * gdrx-info - what a user runs first: the NVIDIA driver, the GPUs and their
  * BAR1, which gdrx backends work and why the others do not (with the fix),
- * the copy routines chosen, and the UCX found with whether the gdrx
- * transport loads into it.  Exit status 0 when a backend works, 1 when none
- * does, 2 for a bad command line (gdrx-info(1)).
+ * the copy routines chosen, which libgdrapi.so.2 (gdrcopy's API) programs
+ * would load, and the UCX found with whether the gdrx transport loads into
+ * it.  Exit status 0 when a backend works, 1 when none does, 2 for a bad
+ * command line (gdrx-info(1)).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -29,7 +30,8 @@ static void usage(FILE *f)
             "usage: gdrx-info [-j|--json] [-v|--verbose] [--no-ucx] [-h|--help]\n"
             "Says what gdrx can use on this machine: the NVIDIA driver, the GPUs and their\n"
             "BAR1, which backends work and, for each that does not, why and the fix; the\n"
-            "copy routines, and whether UCX loads the gdrx transport.\n"
+            "copy routines, which libgdrapi.so.2 programs built for gdrcopy load, and\n"
+            "whether UCX loads the gdrx transport.\n"
             "  -j, --json     one JSON object instead of text\n"
             "  -v, --verbose  also the library's messages for the backends that work\n"
             "      --no-ucx   do not run ucx_info\n"
@@ -109,6 +111,7 @@ int main(int argc, char **argv)
     int works = info_backends(r, &host);
     info_hooks(r);
     cpu_and_copy(r);
+    info_gdrapi(r);
     if (ucx)
         info_ucx(r);
     int status = works ? INFO_EXIT_OK : INFO_EXIT_NO_BACKEND;

@@ -72,6 +72,9 @@ int info_backends(struct info_report *r, const struct info_host *h);
 /* info_hooks.c: which of libcuda's entry points libgdrx's memory hooks
  * patched (after info_backends, whose probes install them). */
 void info_hooks(struct info_report *r);
+/* info_gdrapi.c: the libgdrapi.so.2 a gdrcopy program would load, gdrx's
+ * or NVIDIA's. */
+void info_gdrapi(struct info_report *r);
 /* info_ucx.c: the UCX found and whether the gdrx transport loads in it. */
 void info_ucx(struct info_report *r);
 

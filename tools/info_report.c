@@ -36,7 +36,8 @@ struct info_report {
 /* Text headings of the sections (JSON uses the key). */
 static const char *const titles[][2] = {
     { "library", "libgdrx" }, { "driver", "NVIDIA driver" }, { "gpus", "GPUs" },
-    { "backends", "backends" }, { "hooks", "CUDA hooks" }, { "copy", "copy" }, { "ucx", "UCX" },
+    { "backends", "backends" }, { "hooks", "CUDA hooks" }, { "copy", "copy" }, { "gdrapi", "libgdrapi" },
+    { "ucx", "UCX" },
     { "environment", "environment" },
 };
 

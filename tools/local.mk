@@ -68,7 +68,8 @@ endif
 # list of validated driver branches.  GDRX_UCX_MODULEDIR is where
 # `make install` puts the UCX transport, for the fixes it prints.
 tools_gdrx_info_SOURCES = tools/gdrx-info.c tools/info.h tools/info_report.c \
-	tools/info_driver.c tools/info_gpus.c tools/info_backends.c tools/info_hooks.c tools/info_ucx.c
+	tools/info_driver.c tools/info_gpus.c tools/info_backends.c tools/info_hooks.c tools/info_ucx.c \
+	tools/info_gdrapi.c
 tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy \
 	-I$(top_srcdir)/libgdr/src/nvrm -DGDRX_UCX_MODULEDIR='"$(ucxmoduledir)"'
 tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \

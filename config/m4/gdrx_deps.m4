@@ -315,3 +315,26 @@ AC_DEFUN([GDRX_INSTALL_DIRS], [
     AC_SUBST([ucxmoduledir])
     AC_SUBST([ucxconfdir])
 ])
+
+dnl libgdrapi.so.2 (libgdr/gdrapi, gdrcopy's API over gdrx): always built and
+dnl tested; installed only when asked, never over an NVIDIA gdrcopy by accident.
+AC_DEFUN([GDRX_ARG_GDRAPI], [
+    AC_ARG_ENABLE([gdrapi-install],
+        [AS_HELP_STRING([--enable-gdrapi-install],
+            [install libgdrapi.so.2, gdrapi.h and gdrapi.pc (gdrcopy's API over
+             gdrx): they take the place of NVIDIA gdrcopy's of the same names
+             in LIBDIR and INCLUDEDIR @<:@no@:>@])],
+        [], [enable_gdrapi_install=no])
+    AS_CASE([$enable_gdrapi_install], [yes|no], [],
+            [AC_MSG_ERROR([--enable-gdrapi-install takes no value, got: $enable_gdrapi_install])])
+    AM_CONDITIONAL([GDRX_GDRAPI_INSTALL], [test "x$enable_gdrapi_install" = xyes])
+    dnl The gdrcopy API level implemented, and libtool's version giving the
+    dnl soname libgdrapi.so.2 (current - age = 2) and the file .so.2.6.0.
+    AC_SUBST([GDRAPI_VERSION], [2.6])
+    AC_SUBST([GDRAPI_LT_VERSION], [8:0:6])
+    AS_IF([test "x$enable_gdrapi_install" = xyes],
+          [gdrx_gdrapi_note="installed"],
+          [gdrx_gdrapi_note="built and tested, not installed (--enable-gdrapi-install)"])
+    gdrx_summary="${gdrx_summary}$(printf '  %-22s %-4s %s' 'libgdrapi.so.2' yes "$gdrx_gdrapi_note")
+"
+])

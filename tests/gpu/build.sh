@@ -1,7 +1,8 @@
 #!/bin/bash
 # build.sh OUTDIR - build libgdrx.so (straight from the sources, no
 # autotools: the GPU machine has gcc, nvcc and make only), the nvrm sanity
-# programs and the benchmark tools (build_tools.sh) into OUTDIR.  Run from
+# programs, the benchmark tools (build_tools.sh), libgdrapi.so.2 and its
+# sanity program into OUTDIR.  Run from
 # anywhere.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,6 +85,33 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -
 # route to memory mapped before gdrx_open): defines ioctl() itself.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/src/nvrm" -I"$CUDA/include" \
     "$G/nvrm_export_probe.c" -o "$OUT/nvrm_export_probe" -rdynamic -L"$CUDA/lib64/stubs" -lcuda -ldl
+# libgdrapi.so.2 (libgdr/gdrapi: gdrcopy's API over the libgdrx above) and
+# gdrapi_sanity, a program written to the gdrcopy API, linked -lgdrapi.
+GA="$SRC/libgdr/gdrapi"
+mkdir -p "$OUT/obj/gdrapi"
+echo "#define PACKAGE_VERSION \"$(sed -n 's/^AC_INIT(\[gdrx\], \[\([^]]*\)\].*/\1/p' \
+    "$SRC/configure.ac")\"" > "$OUT/obj/gdrapi/config.h"
+for f in "$GA"/*.c; do
+    $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -fPIC -fvisibility=hidden \
+        -I"$OUT/obj/gdrapi" -I"$SRC/libgdr/include" -I"$GA" \
+        -c "$f" -o "$OUT/obj/gdrapi/$(basename "$f" .c).o" &
+done
+wait
+$CC -shared -o "$OUT/libgdrapi.so.2" -Wl,-soname,libgdrapi.so.2 \
+    -Wl,--version-script="$GA/libgdrapi.map" "$OUT"/obj/gdrapi/*.o -L"$OUT" -lgdrx \
+    -Wl,-rpath,'$ORIGIN'
+ln -sf libgdrapi.so.2 "$OUT/libgdrapi.so"
+# A gdrcopy-like prefix for UCX: ./configure --with-gdrcopy=$OUT/gdrapi-prefix
+P="$OUT/gdrapi-prefix"
+mkdir -p "$P/include" "$P/lib"
+cp "$GA/gdrapi.h" "$P/include/"
+ln -sf ../../libgdrapi.so.2 "$P/lib/libgdrapi.so.2"
+ln -sf libgdrapi.so.2 "$P/lib/libgdrapi.so"
+ln -sf ../../libgdrx.so.0 "$P/lib/libgdrx.so.0"
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include" \
+    "$G/gdrapi_sanity.c" -o "$OUT/gdrapi_sanity" -L"$OUT" -lgdrapi \
+    -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
      "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
-     "$OUT/free_paths, $OUT/nvrm_export_probe"
+     "$OUT/free_paths, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
+     "UCX's --with-gdrcopy), $OUT/gdrapi_sanity"

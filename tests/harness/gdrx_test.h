@@ -40,6 +40,17 @@ struct gdrx_test_suite {
     const struct gdrx_test_case *cases;
 };
 
+/* In a case: a failed precondition fails the case and ends it.  (CUnit's
+ * *_FATAL assertions longjmp into the runner, which in a forked case is
+ * the child's copy.) */
+#define GDRX_REQUIRE(cond)                 \
+    do {                                   \
+        if (!(cond)) {                     \
+            CU_FAIL("required: " #cond);   \
+            return;                        \
+        }                                  \
+    } while (0)
+
 #define GDRX_TEST_CASE(fn) { #fn, fn }
 #define GDRX_TEST_END      { NULL, NULL }
 #define GDRX_SUITE_END     { NULL, NULL, NULL, NULL }

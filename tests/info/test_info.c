@@ -7,6 +7,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
+
+#include "config.h"
 
 #include "gdrx_test.h"
 
@@ -139,6 +142,42 @@ static void test_dmabuf_mmap_refused(void)
     HAS("library      error: probe_mmap: dmabuf: this NVIDIA driver");
     HAS("fix: use the nvrm or gdrdrv backend");
     HAS("result: no backend works (0 of 3); see the fixes above\n");
+}
+
+/* Which libgdrapi.so.2 a gdrcopy program would load: gdrx's (the build
+ * tree's, first on LD_LIBRARY_PATH), or a stand-in for NVIDIA's put first,
+ * told apart by gdrx's marker. */
+static void test_gdrapi_section(void)
+{
+    char env[2048], ours[512], theirs[512];
+    const char *lp = getenv("LD_LIBRARY_PATH");
+
+    build_path(ours, sizeof(ours), "libgdr/gdrapi/.libs");
+    build_path(theirs, sizeof(theirs), "tests/info/nvgdrapi/.libs");
+    snprintf(env, sizeof(env), "LD_LIBRARY_PATH='%s:%s'", ours, lp ? lp : "");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("\nlibgdrapi\n  libgdrapi.so.2 ");
+    HAS("/libgdr/gdrapi/.libs/libgdrapi.so.2.6.0\n");
+    HAS("  provider       gdrx " PACKAGE_VERSION ": gdrcopy's API on gdrx's backends");
+    HAS("  API            2.6\n");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx --json"), 0);
+    HAS("\"gdrapi\": {\"path\": \"");
+    HAS("\"api\": \"2.6\"}");
+
+    snprintf(env, sizeof(env), "LD_LIBRARY_PATH='%s:%s:%s'", theirs, ours, lp ? lp : "");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("/tests/info/nvgdrapi/.libs/libgdrapi.so.2.0.0\n");
+    HAS("  provider       NVIDIA gdrcopy (not gdrx's: needs gdrdrv.ko");
+    HAS("  API            2.4\n");
+    LACKS("gdrx " PACKAGE_VERSION ": gdrcopy's API");
+}
+
+/* None on the search path (registered only where the system has none). */
+static void test_gdrapi_none(void)
+{
+    CU_ASSERT_EQUAL(info("", "--no-ucx"), 0);
+    HAS("  libgdrapi.so.2 not found (programs linked with -lgdrapi cannot start");
+    HAS("./configure --enable-gdrapi-install)");
 }
 
 /* Balanced braces and brackets outside strings, every string closed. */
@@ -448,6 +487,8 @@ static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_no_backend),
     GDRX_TEST_CASE(test_dmabuf_mmap_refused),
     GDRX_TEST_CASE(test_json),
+    GDRX_TEST_CASE(test_gdrapi_section),
+    GDRX_TEST_CASE(test_gdrapi_none),
     GDRX_TEST_CASE(test_nvrm_emulated),
     GDRX_TEST_CASE(test_gdrdrv_node),
     GDRX_TEST_CASE(test_gdrdrv_permission),
@@ -467,19 +508,30 @@ static const struct gdrx_test_suite suites[] = {
     GDRX_SUITE_END
 };
 
+/* Take case fn out of the table, saying why. */
+static void unregister(void (*fn)(void), const char *why)
+{
+    struct gdrx_test_case *c = cases;
+
+    while (c->fn != fn)
+        c++;
+    printf("NOT RUN: case gdrx_info/%s (%s); it is not registered\n", c->name, why);
+    for (; c->name; c++) /* the cases after it, and the end mark, move up */
+        c[0] = c[1];
+}
+
 int main(int argc, char **argv)
 {
     const char *why = permission_case_setup();
     char cmd[600];
 
-    if (why) {
-        printf("NOT RUN: case gdrx_info/test_gdrdrv_permission (%s); it is not registered\n",
-               why);
-        struct gdrx_test_case *c = cases;
-        while (c->fn != test_gdrdrv_permission)
-            c++;
-        for (; c->name; c++) /* the cases after it, and the end mark, move up */
-            c[0] = c[1];
+    if (why)
+        unregister(test_gdrdrv_permission, why);
+    /* (this process's LD_LIBRARY_PATH holds the simulated GPU and libgdrx) */
+    void *sys_gdrapi = dlopen("libgdrapi.so.2", RTLD_LAZY | RTLD_LOCAL);
+    if (sys_gdrapi) {
+        dlclose(sys_gdrapi);
+        unregister(test_gdrapi_none, "this system has a libgdrapi.so.2 on its search path");
     }
     int rc = gdrx_test_main(argc, argv, suites);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nobody_dir);

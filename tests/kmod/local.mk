@@ -38,15 +38,16 @@ KMOD_BOTH = handles_wrap large_map map_readonly wc_conflict caching \
 # (e.g. the libgdrx suites built with the gdrdrv backend).  Paths relative
 # to the build tree or absolute; add with KMOD_GUEST_EXTRA += ...
 KMOD_GUEST_EXTRA =
-# The libgdrx API suites, run in the guest in both modes with the gdrdrv
-# backend on the simulated GPU (SIMCU_BACKING=mocknv: its memory is the
+# The libgdrx API suites and libgdrapi's (gdrcopy's API over libgdrx), run
+# in the guest in both modes with the gdrdrv backend on the simulated GPU (SIMCU_BACKING=mocknv: its memory is the
 # mock's BAR), as dynamically linked programs with their libraries; each is
 # one scenario libgdrx_NAME[MODE] and adds its cases to the totals.
 # test_copy is not run: it copies between host buffers only, while these
 # suites copy through gdrdrv's mappings.
 KMOD_LIBGDR_SUITES = tests/libgdr/test_api$(EXEEXT) \
 	tests/libgdr/test_pin_align$(EXEEXT) tests/libgdr/test_stale$(EXEEXT) \
-	tests/libgdr/test_threads$(EXEEXT) tests/libgdr/test_multi_gpu$(EXEEXT)
+	tests/libgdr/test_threads$(EXEEXT) tests/libgdr/test_multi_gpu$(EXEEXT) \
+	tests/gdrapi/test_gdrapi$(EXEEXT)
 # Their environment in the guest: the sanitizer settings `make check` uses
 # (a sanitized build's payload carries its runtime, found by ldd), and a
 # per-case limit: the slowest case takes about 5 s under TCG, a hung one
@@ -95,7 +96,7 @@ check-kmod: gdrdrv-module-mock kmod-propcheck-module tests/kmod/kt $(KMOD_GUEST_
 	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
 	  --extra "$(KMOD_GUEST_EXTRA)" \
 	  --suites "$(KMOD_LIBGDR_SUITES)" --dlopen libcuda.so.1 \
-	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs" \
+	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs $(abs_top_builddir)/libgdr/gdrapi/.libs" \
 	  --guest-env "$(KMOD_SUITE_ENV)" --tools "nm readelf" \
 	  --imports-ko $(KMOD_PROP_DIR)/gdrdrv.ko \
 	  --symvers $(KERNEL_HEADERS)/Module.symvers \
@@ -114,7 +115,7 @@ check-kmod-kernels: tests/kmod/kt $(KMOD_LIBGDR_SUITES) tests/sim/libcuda.la
 	  --qemu "$(QEMU)" --busybox "$(BUSYBOX)" --kt tests/kmod/kt \
 	  --once "$(KMOD_ONCE)" --both "$(KMOD_BOTH)" \
 	  --suites "$(KMOD_LIBGDR_SUITES)" --dlopen libcuda.so.1 \
-	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs" \
+	  --libdirs "$(abs_top_builddir)/tests/sim/.libs $(abs_top_builddir)/libgdr/.libs $(abs_top_builddir)/libgdr/gdrapi/.libs" \
 	  --guest-env "$(KMOD_SUITE_ENV)" --tools "nm readelf" \
 	  --timeout $(KMOD_TIMEOUT)
 

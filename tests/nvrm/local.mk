@@ -29,6 +29,8 @@ GDRX_SUITES    += tests/nvrm/test_nvrm
 tests_nvrm_test_nvrm_SOURCES = \
 	tests/nvrm/nvrm_test.h \
 	tests/nvrm/nvrm_test.c \
+	tests/nvrm/nvrm_reexec.h \
+	tests/nvrm/nvrm_reexec.c \
 	tests/nvrm/test_nvrm.c \
 	tests/nvrm/test_nvrm_open.c \
 	tests/nvrm/test_nvrm_map.c \
@@ -56,6 +58,8 @@ GDRX_SUITES    += tests/nvrm/test_nvrm_unit
 tests_nvrm_test_nvrm_unit_SOURCES = \
 	tests/nvrm/nvrm_test.h \
 	tests/nvrm/nvrm_test.c \
+	tests/nvrm/nvrm_reexec.h \
+	tests/nvrm/nvrm_reexec.c \
 	tests/nvrm/test_nvrm_unit.c \
 	$(GDRX_NVRM_SOURCES) \
 	libgdr/src/log.c \

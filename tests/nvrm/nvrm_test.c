@@ -1,6 +1,6 @@
 /*
- * nvrm_test.c - re-exec under the emulator, and small helpers of the nvrm
- * suites.
+ * nvrm_test.c - small helpers of the nvrm suites (the re-exec under the
+ * emulator is nvrm_reexec.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,70 +18,6 @@
 #include <unistd.h>
 
 #include "gdrx.h"
-
-static int readable(const char *path)
-{
-    return access(path, R_OK) == 0;
-}
-
-/* A file built in tests/nvrm: $GDRX_TEST_BUILDDIR/tests/nvrm/<rel>, else
- * next to this program, which is either tests/nvrm/X or (libtool)
- * tests/nvrm/.libs/X.  rel is "name" or ".libs/name". */
-static int find_built(const char *rel, char *out, size_t size)
-{
-    const char *bd = getenv("GDRX_TEST_BUILDDIR");
-    char exe[4096], dir[4096];
-
-    if (bd && *bd && snprintf(out, size, "%s/tests/nvrm/%s", bd, rel) < (int)size &&
-        readable(out))
-        return 0;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    snprintf(dir, sizeof(dir), "%s", dirname(exe));
-    static const char *const where[] = { "%s/%s", "%s/../%s", "%s/.libs/%s" };
-    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-        int len = snprintf(out, size, where[i], dir, rel);
-        if (len > 0 && len < (int)size && readable(out))
-            return 0;
-    }
-    return -1;
-}
-
-static int find_emulator(char *out, size_t size)
-{
-    if (find_built(".libs/libnvrm_emu.so", out, size) == 0)
-        return 0;
-    return find_built("libnvrm_emu.so", out, size);
-}
-
-int nvt_under_emulator(char **argv)
-{
-    char emu[4096], preload[12288];
-
-    if (nvrm_emu_present && nvrm_emu_present())
-        return 0;
-    if (getenv("NVRM_TEST_REEXEC")) {
-        fprintf(stderr, "the RM emulator is not loaded although LD_PRELOAD names it\n");
-        return -1;
-    }
-    if (find_emulator(emu, sizeof(emu)) != 0) {
-        fprintf(stderr, "libnvrm_emu.so not found (set GDRX_TEST_BUILDDIR)\n");
-        return -1;
-    }
-    /* A sanitized library in an LD_PRELOAD list needs its runtime first. */
-    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof(preload), "%s%s%s%s%s", rt && *rt ? rt : "", rt && *rt ? ":" : "",
-             emu, old && *old ? ":" : "", old && *old ? old : "");
-    setenv("LD_PRELOAD", preload, 1);
-    setenv("NVRM_TEST_REEXEC", "1", 1);
-    fflush(NULL);
-    execv("/proc/self/exe", argv);
-    fprintf(stderr, "re-exec under the emulator failed: %s\n", strerror(errno));
-    return -1;
-}
 
 int nvt_setup(int ngpus, int dev)
 {
@@ -230,7 +166,7 @@ int nvt_run_helper(const char *name, const char *arg)
 {
     char path[4096];
 
-    if (find_built(name, path, sizeof(path)) != 0) {
+    if (nvt_find_built(name, path, sizeof(path)) != 0) {
         fprintf(stderr, "    %s not found (set GDRX_TEST_BUILDDIR)\n", name);
         return -1;
     }

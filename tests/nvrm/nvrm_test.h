@@ -17,6 +17,7 @@
 
 #include "gdrx_test.h"
 #include "nvrm_emu.h"
+#include "nvrm_reexec.h"
 #include "tcuda.h"
 
 /* The emulator is preloaded, not linked: its functions are found at run
@@ -31,15 +32,8 @@
 #pragma weak nvrm_emu_get_stats
 #pragma weak nvrm_emu_set_bar1
 
-/* A failed precondition ends the case.  (CUnit's *_FATAL assertions
- * longjmp into the runner, which in a forked case is the child's copy.) */
-#define NVT_REQUIRE(cond)                          \
-    do {                                           \
-        if (!(cond)) {                             \
-            CU_FAIL("required: " #cond);           \
-            return;                                \
-        }                                          \
-    } while (0)
+/* A failed precondition ends the case (gdrx_test.h). */
+#define NVT_REQUIRE(cond) GDRX_REQUIRE(cond)
 
 /* NV_STATUS values the suites inject (nvrm_emu_fail). */
 #define NV_ERR_INSUFFICIENT_RESOURCES   0x1Au
@@ -51,9 +45,6 @@
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
 
-/* Re-exec under the emulator unless already there; returns 0 when the
- * program runs under it, -1 (message printed) when it cannot. */
-int nvt_under_emulator(char **argv);
 
 /* tc_setup(dev) after telling the sim how many GPUs to have (0 = keep). */
 int nvt_setup(int ngpus, int dev);

@@ -1,0 +1,104 @@
+/*
+ * range.c - which device memory gdr_pin_buffer(addr, size) pins.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * gdrcopy pins whole GPU pages, [addr & GPU_PAGE_MASK, round up(addr +
+ * size)), and its callers rely on that: gdr_map returns the CPU address of
+ * the first page, and UCX's gdr_copy transport asks for page-rounded
+ * ranges that reach into whatever surrounds a small (sub-allocated) buffer.
+ * A gdrx pin is a range of one CUDA allocation, mapped over the GPU pages
+ * that cover it.  So the pin here is the part of those pages that lies in
+ * the allocation the request is for: the pages are the same as gdrcopy's,
+ * and only bytes of other allocations (or of none) are out of reach.
+ */
+#include <errno.h>
+
+#include "gdrapi_internal.h"
+
+/* CUDA aligns every allocation to at least this: where an address belongs
+ * to no allocation, the next one cannot start before the next multiple. */
+#define RANGE_STEP 256u
+/* The most addresses looked up for one request: the walk below is for
+ * requests that spill over their allocation by less than a GPU page on
+ * each side; past this many look-ups it settles for what it found. */
+#define RANGE_MAX_LOOKUPS 4096u
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* How well allocation [base, base_end) fits a request [addr, end) that
+ * no single allocation holds: 2 when it lies inside it and covers the same
+ * GPU pages (what UCX's rounding of that buffer asks for), 1 when it only
+ * lies inside it, 0 when it overlaps its edge (a neighbour). */
+static int fit(uint64_t base, uint64_t base_end, uint64_t addr, uint64_t end)
+{
+    if (base < addr || base_end > end)
+        return 0;
+    int same_pages = (base & GPU_PAGE_MASK) == (addr & GPU_PAGE_MASK) &&
+                     ((base_end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK) ==
+                     ((end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK);
+    return same_pages ? 2 : 1;
+}
+
+/* The allocation the request [addr, end) is for, when no single one holds
+ * it: the best fit, then the most bytes in the range.  EINVAL if no byte of
+ * the range is CUDA device memory.  (Several small buffers inside one GPU
+ * page all fit best: the largest is taken; docs/compat.md.) */
+static int best_allocation(uint64_t addr, uint64_t end, struct gdrx_mem_info *best)
+{
+    uint64_t best_bytes = 0, p = addr;
+    int best_fit = -1;
+
+    for (unsigned n = 0; p < end && n < RANGE_MAX_LOOKUPS; n++) {
+        struct gdrx_mem_info m;
+        int rc = gdrx_mem_query(p, &m);
+        if (rc == -ENOENT) {
+            p = (p | (RANGE_STEP - 1)) + 1;
+            continue;
+        }
+        if (rc)
+            return gdrapi_err(rc);
+        uint64_t m_end = m.base + m.size;
+        uint64_t bytes = min_u64(m_end, end) - p;
+        int f = fit(m.base, m_end, addr, end);
+        if (f > best_fit || (f == best_fit && bytes > best_bytes)) {
+            best_fit = f;
+            best_bytes = bytes;
+            *best = m;
+        }
+        p = max_u64(m_end, p + 1);
+    }
+    return best_fit >= 0 ? 0 : EINVAL;
+}
+
+int gdrapi_pin_range(uint64_t addr, size_t size, uint64_t *dptr, size_t *len)
+{
+    /* The end, rounded up to a GPU page, must not wrap. */
+    if (size == 0 || addr > UINT64_MAX - GPU_PAGE_OFFSET - size)
+        return EINVAL;
+    uint64_t end = addr + size;
+    struct gdrx_mem_info a;
+    int rc = gdrx_mem_query(addr, &a);
+    if (rc && rc != -ENOENT)
+        return gdrapi_err(rc);
+    /* The usual case: the request lies in the allocation of its first
+     * byte.  Otherwise, the allocation it was rounded out from. */
+    if (rc == -ENOENT || end - a.base > a.size) {
+        rc = best_allocation(addr, end, &a);
+        if (rc)
+            return rc;
+    }
+    uint64_t first = max_u64(addr & GPU_PAGE_MASK, a.base);
+    uint64_t last = min_u64((end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK, a.base + a.size);
+    *dptr = first;
+    *len = (size_t)(last - first);
+    return 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * test_gdrapi.c - libgdrapi.so.2 (gdrcopy's API over gdrx) on the
+ * simulated GPU: every call, both info versions, the error codes, the copy
+ * routines at any alignment, what is pinned for unaligned and page-rounded
+ * requests, and the library's ABI (soname, exported symbols, versions).
+ * The backend is dmabuf unless GDRX_BACKEND says otherwise (the qemu guest
+ * runs this program with gdrdrv).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "test_gdrapi.h"
+
+static const struct gdrx_test_suite suites[] = {
+    GAPI_BACKEND_SUITES,
+    { "gdrapi_abi", NULL, NULL, gapi_abi_cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    ga_default_backend();
+    return gdrx_test_main(argc, argv, suites);
+}
