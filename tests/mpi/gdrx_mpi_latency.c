@@ -1,7 +1,9 @@
 /*
  * gdrx_mpi_latency.c - two-rank ping-pong latency (osu_latency's method
  * and columns: half the round trip, in µs) over host or device buffers,
- * checking the data received.  Options in mpi_bench.h.
+ * checking the data received.  Options in mpi_bench.h; -r N reallocates
+ * the buffers every N round trips (untimed), to show that a program's
+ * allocation churn does not slow the messages after it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -72,7 +74,21 @@ int main(int argc, char **argv)
         prepare(rank, &s, &r, len, 2);
         for (int i = 0; i < o.warmup; i++)
             round_trip(rank, &s, &r, len);
-        if (o.check_each) {
+        if (o.realloc_every) {
+            /* chunks of N timed round trips, new buffers between them */
+            for (int i = 0; i < o.iters; i += o.realloc_every) {
+                int n = o.iters - i < o.realloc_every ? o.iters - i : o.realloc_every;
+                if (i && (mb_buf_renew(&s) || mb_buf_renew(&r)))
+                    mb_abort(rank, "reallocating the buffers");
+                prepare(rank, &s, &r, len, 4 + (uint32_t)i);
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (int k = 0; k < n; k++)
+                    round_trip(rank, &s, &r, len);
+                elapsed += MPI_Wtime() - t0;
+                bad += check(rank, &r, len, 4 + (uint32_t)i);
+            }
+        } else if (o.check_each) {
             for (int i = 0; i < o.iters; i++) {
                 prepare(rank, &s, &r, len, 3 + (uint32_t)i);
                 elapsed += timed_round_trip(rank, &s, &r, len);

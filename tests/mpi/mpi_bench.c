@@ -53,7 +53,7 @@ static int usage(int rank, const char *prog, const char *why, int window_allowed
 {
     if (rank == 0)
         fprintf(stderr, "%s: %s\nusage: %s [-m MIN:MAX] [-i ITERS] [-x WARMUP]%s [-c] H|D H|D\n",
-                prog, why, prog, window_allowed ? " [-w WINDOW]" : "");
+                prog, why, prog, window_allowed ? " [-w WINDOW]" : " [-r EVERY]");
     return -1;
 }
 
@@ -85,6 +85,10 @@ int mb_parse(int argc, char **argv, struct mb_opts *o, int window_allowed, int r
         } else if (!strcmp(a, "-x") && v) {
             if (parse_int(v, 0, &o->warmup))
                 return usage(rank, argv[0], "bad -x", window_allowed);
+            i++;
+        } else if (!strcmp(a, "-r") && v && !window_allowed) {
+            if (parse_int(v, 1, &o->realloc_every))
+                return usage(rank, argv[0], "bad -r", window_allowed);
             i++;
         } else if (!strcmp(a, "-w") && v && window_allowed) {
             if (parse_int(v, 1, &o->window) || o->window > 1024)
@@ -130,6 +134,19 @@ int mb_buf_alloc(struct mb_buf *b, int dev, size_t len)
         return -1;
     }
     return 0;
+}
+
+int mb_buf_renew(struct mb_buf *b)
+{
+    struct mb_buf scratch;
+    int dev = b->dev;
+    size_t len = b->len;
+
+    mb_buf_free(b);
+    if (mb_buf_alloc(&scratch, dev, 1 << 20))
+        return -1;
+    mb_buf_free(&scratch);
+    return mb_buf_alloc(b, dev, len);
 }
 
 void mb_buf_free(struct mb_buf *b)

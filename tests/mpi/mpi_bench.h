@@ -8,6 +8,9 @@
  *   -m MIN:MAX  message sizes, powers of two from MIN (0 allowed) to MAX
  *   -i N        timed iterations per size        -x N  warm-up iterations
  *   -w N        window (bandwidth only)          -c    check every message
+ *   -r N        latency only: every N round trips, free both buffers,
+ *               allocate and free a 1 MiB scratch buffer, and allocate
+ *               them again (a CUDA program's churn; untimed)
  *   H|D H|D     rank 0's and rank 1's buffer: host or device (CUDA) memory
  * Without -c, the receive buffer is poisoned before the last timed message
  * and every byte of that message is checked; with -c every message gets a
@@ -26,6 +29,7 @@ struct mb_opts {
     size_t min, max;
     int    iters, warmup, window;
     int    check_each;
+    int    realloc_every; /* -r: 0, or round trips between reallocations */
     int    dev[2];       /* 1: rank i's buffers are device memory */
 };
 
@@ -59,6 +63,9 @@ int mb_cuda_init(int rank);
 /* Allocate / free a buffer of len bytes (len 0 allowed). */
 int mb_buf_alloc(struct mb_buf *b, int dev, size_t len);
 void mb_buf_free(struct mb_buf *b);
+/* Free and allocate b again (same kind and size), allocating and freeing a
+ * 1 MiB scratch buffer in between, so the allocator's state moves. */
+int mb_buf_renew(struct mb_buf *b);
 /* What to hand to MPI. */
 void *mb_buf_ptr(const struct mb_buf *b);
 

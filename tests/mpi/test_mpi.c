@@ -150,6 +150,20 @@ static void test_latency_mixed(void)
     CU_ASSERT(total("get", "count") > 0); /* out of rank 0's GPU */
 }
 
+/* A CUDA program's churn: both ranks free and allocate their buffers
+ * again every 10 round trips (a scratch allocation in between moves the
+ * allocator); every chunk's data is checked, so a registration kept for a
+ * freed buffer would show as bad bytes or a failed job. */
+static void test_latency_churn(void)
+{
+    CU_ASSERT_EQUAL_FATAL(run("sm,gdrx", "", "tests/mpi/gdrx_mpi_latency",
+                              "-m 8:64K -i 40 -x 2 -r 10 D D"), 0);
+    CU_ASSERT(has_row("8"));
+    CU_ASSERT(has_row("65536"));
+    CU_ASSERT(total("get", "count") >= 2L * 40 * 14);
+    CU_ASSERT(total("put", "count") >= 2L * 40 * 14);
+}
+
 /* A window of messages, each in its own slot, every slot checked. */
 static void test_bandwidth_dd(void)
 {
@@ -179,6 +193,8 @@ static void test_bad_options(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad -m"));
     CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", "", "tests/mpi/gdrx_mpi_bw", "-w 0 D D", 1), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad -w"));
+    CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", "", "tests/mpi/gdrx_mpi_latency", "-r 0 D D", 1), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad -r"));
     CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", "", "tests/mpi/gdrx_mpi_latency", "D", 1), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "both buffer kinds"));
 }
@@ -187,6 +203,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_latency_dd),
     GDRX_TEST_CASE(test_latency_dd_proto_v2),
     GDRX_TEST_CASE(test_latency_mixed),
+    GDRX_TEST_CASE(test_latency_churn),
     GDRX_TEST_CASE(test_bandwidth_dd),
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
