@@ -39,7 +39,8 @@ tests_ucx_test_rcache_SOURCES  = tests/ucx/test_rcache.c
 tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+# exports its ucs_rcache_create, which sees the flags gdrx passes
+tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK) -Wl,--export-dynamic
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_ucp
