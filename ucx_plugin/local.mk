@@ -19,6 +19,8 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_dma.c \
 	ucx_plugin/uct_gdrx_cuda.h \
 	ucx_plugin/uct_gdrx_cuda.c \
+	ucx_plugin/uct_gdrx_gpu.h \
+	ucx_plugin/uct_gdrx_gpu.c \
 	ucx_plugin/uct_gdrx_keycache.c \
 	ucx_plugin/uct_gdrx_ep.c \
 	ucx_plugin/uct_gdrx_stats.c \

@@ -22,12 +22,14 @@
 /* System devices by ordinal, found once each (0 = not looked up yet). */
 #define UCT_GDRX_CUDA_MAX_DEVICES    64
 
-static pthread_once_t uct_gdrx_cuda_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t uct_gdrx_cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_cuda_api_t uct_gdrx_cuda;
 static int uct_gdrx_cuda_found;
 static unsigned uct_gdrx_cuda_sys_devs[UCT_GDRX_CUDA_MAX_DEVICES];
 
 
+/* Called until libcuda is there: UCP lists resources before libgdrx (or
+ * the program) loads it, and the copies need it later. */
 static void uct_gdrx_cuda_load(void)
 {
     /* RTLD_NOLOAD: only the libcuda already in the process; the handle
@@ -35,7 +37,6 @@ static void uct_gdrx_cuda_load(void)
     void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 
     if (handle == NULL) {
-        ucs_debug("gdrx: no libcuda loaded");
         return;
     }
 
@@ -47,16 +48,38 @@ static void uct_gdrx_cuda_load(void)
                                                          "cuDeviceGet");
     *(void**)&uct_gdrx_cuda.device_get_attribute = dlsym(handle,
                                                          "cuDeviceGetAttribute");
-    uct_gdrx_cuda_found = (uct_gdrx_cuda.memcpy_dtoh != NULL) &&
-                          (uct_gdrx_cuda.ctx_get_current != NULL) &&
-                          (uct_gdrx_cuda.device_get != NULL) &&
-                          (uct_gdrx_cuda.device_get_attribute != NULL);
+    *(void**)&uct_gdrx_cuda.device_get_count     = dlsym(handle,
+                                                         "cuDeviceGetCount");
+    *(void**)&uct_gdrx_cuda.ctx_get_device       = dlsym(handle,
+                                                         "cuCtxGetDevice");
+    if ((uct_gdrx_cuda.memcpy_dtoh == NULL) ||
+        (uct_gdrx_cuda.ctx_get_current == NULL) ||
+        (uct_gdrx_cuda.device_get == NULL) ||
+        (uct_gdrx_cuda.device_get_attribute == NULL) ||
+        (uct_gdrx_cuda.device_get_count == NULL) ||
+        (uct_gdrx_cuda.ctx_get_device == NULL)) {
+        ucs_debug("gdrx: libcuda lacks a driver entry point the transport "
+                  "uses");
+        dlclose(handle);
+        return;
+    }
+
+    __atomic_store_n(&uct_gdrx_cuda_found, 1, __ATOMIC_RELEASE);
 }
 
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void)
 {
-    pthread_once(&uct_gdrx_cuda_once, uct_gdrx_cuda_load);
-    return uct_gdrx_cuda_found ? &uct_gdrx_cuda : NULL;
+    if (ucs_likely(__atomic_load_n(&uct_gdrx_cuda_found, __ATOMIC_ACQUIRE))) {
+        return &uct_gdrx_cuda;
+    }
+
+    pthread_mutex_lock(&uct_gdrx_cuda_lock);
+    if (!uct_gdrx_cuda_found) {
+        uct_gdrx_cuda_load();
+    }
+    pthread_mutex_unlock(&uct_gdrx_cuda_lock);
+    return __atomic_load_n(&uct_gdrx_cuda_found, __ATOMIC_ACQUIRE) ?
+           &uct_gdrx_cuda : NULL;
 }
 
 static ucs_sys_device_t uct_gdrx_cuda_find_sys_dev(int ordinal)

@@ -20,10 +20,16 @@ typedef struct uct_gdrx_cuda_api {
     int (*ctx_get_current)(void **ctx);
     int (*device_get)(int *device, int ordinal);
     int (*device_get_attribute)(int *value, int attribute, int device);
+    int (*device_get_count)(int *count);
+    int (*ctx_get_device)(int *device);
 } uct_gdrx_cuda_api_t;
 
 
-/* The entry points, or NULL when no libcuda is in the process. */
+/* CUresult values the transport tells apart. */
+#define UCT_GDRX_CUDA_SUCCESS          0
+
+/* The entry points, or NULL while no libcuda is in the process (asked
+ * again at the next call). */
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void);
 
 /* UCX's system device of the GPU with this CUDA ordinal (by its PCI bus

@@ -12,6 +12,7 @@
 #include "uct_gdrx_iface.h"
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_ep.h"
+#include "uct_gdrx_gpu.h"
 
 #include <limits.h>
 #include <string.h>
@@ -328,7 +329,7 @@ static ucs_status_t uct_gdrx_query_devices(uct_md_h md,
 {
     return uct_single_device_resource(md, UCT_GDRX_DEV_NAME,
                                       UCT_DEVICE_TYPE_ACC,
-                                      UCS_SYS_DEVICE_ID_UNKNOWN, devices_p,
+                                      uct_gdrx_gpu_sys_dev(), devices_p,
                                       num_devices_p);
 }
 

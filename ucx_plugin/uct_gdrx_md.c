@@ -12,6 +12,7 @@
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_cuda.h"
+#include "uct_gdrx_gpu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -354,6 +355,10 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
                                                         uct_gdrx_md_config_t);
     uct_gdrx_md_t *md;
 
+    if (uct_gdrx_version_check() != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     md = ucs_calloc(1, sizeof(*md), "uct_gdrx_md_t");
     if (md == NULL) {
         ucs_error("gdrx: failed to allocate the memory domain");
@@ -381,30 +386,23 @@ err_free_md:
     return UCS_ERR_NO_MEMORY;
 }
 
-/* One MD if libgdrx finds a usable GPU and backend.  A probe, not
- * gdrx_open: listing resources must not install libgdrx's hooks. */
+/* One MD where the process may reach a GPU.  UCP lists every component,
+ * also those UCX_TLS leaves out: nothing is loaded or initialised here, and
+ * which backend works is found out by the MD at its first use, with the
+ * configuration UCP opened it with. */
 static ucs_status_t
 uct_gdrx_query_md_resources(uct_component_t *component,
                             uct_md_resource_desc_t **resources_p,
                             unsigned *num_resources_p)
 {
-    struct gdrx_open_params params;
-    uct_md_config_t *md_config;
-    int ret;
-
-    /* the backend the MD would open (UCX_GDRX_BACKEND, ucx.conf) */
-    gdrx_open_params_init(&params);
-    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
-        UCS_OK) {
-        params.backend = (gdrx_backend_t)ucs_derived_of(
-                md_config, uct_gdrx_md_config_t)->backend;
-        uct_config_release(md_config);
+    if (uct_gdrx_version_check() != UCS_OK) {
+        /* said once on stderr; UCX's logger is of the other release */
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 
-    ret = gdrx_probe(&params, NULL);
-    if (ret != 0) {
-        ucs_debug("gdrx: no usable GPU (%s), no gdrx resource",
-                  gdrx_strerror(ret));
+    if (!uct_gdrx_gpu_present()) {
+        ucs_debug("gdrx: no CUDA device, libcuda or NVIDIA device node in "
+                  "reach, no gdrx resource");
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 

@@ -168,6 +168,10 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
                                  uct_mem_h *memh_p);
 void uct_gdrx_rcache_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
 
+/* uct_gdrx_version.c: UCS_OK if the running UCX is the release gdrx was
+ * built for (or cannot tell: no libucp); UCS_ERR_UNSUPPORTED once refused */
+ucs_status_t uct_gdrx_version_check(void);
+
 /* uct_gdrx_stats.c */
 void uct_gdrx_stats_dump(const char *where, const char *fmt, ...)
     UCS_F_PRINTF(2, 3);

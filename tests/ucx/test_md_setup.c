@@ -2,14 +2,18 @@
  * test_md_setup.c - the gdrx MD's first use on the simulated GPU: opening
  * it sets nothing up; the first registration or memory query does, once,
  * also when two threads race to it; a set-up that fails (a backend that
- * cannot open) fails every use the same way and closes cleanly; resources
- * are listed only where the configured backend opens.
+ * cannot open) fails every use the same way and closes cleanly; the MD's
+ * own configuration decides the backend, not the listing; the interface's
+ * device names the current context's GPU.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ucs/sys/topo/base/topo.h>
 
 #include "ut_uct.h"
 
@@ -38,14 +42,83 @@ static void ut_force_missing_gdrdrv(void)
     setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
 }
 
-static void test_resources_follow_backend(void)
+/* Listing decides no backend: UCP lists with the environment's settings
+ * but opens the MD with its own (its config list applied), and only the
+ * MD's are used.  The environment forces a gdrdrv that cannot open; the MD,
+ * opened with dmabuf, works at its first use. */
+static void test_backend_is_the_mds(void)
 {
-    if (tc_setup(0) != 0) {
+    uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
+    uct_md_config_t *md_config;
+    struct ut_uct u;
+    CUdeviceptr d;
+
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(UT_LEN))) {
         return;
     }
-    CU_ASSERT_EQUAL(ut_md_resources(), 1);
     ut_force_missing_gdrdrv();
-    CU_ASSERT_EQUAL(ut_md_resources(), 0);
+    CU_ASSERT_EQUAL(ut_md_resources(), 1);
+
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0); /* for its component */
+    uct_md_close(u.md);
+    CU_ASSERT_EQUAL_FATAL(uct_md_config_read(u.component, NULL, NULL,
+                                             &md_config), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(uct_config_modify(md_config, "BACKEND",
+                                            "dmabuf"), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(uct_md_open(u.component, "gdrx", md_config, &u.md),
+                          UCS_OK);
+    uct_config_release(md_config);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr), UCS_OK);
+    CU_ASSERT_EQUAL(attr.mem_type, UCS_MEMORY_TYPE_CUDA);
+    uct_md_close(u.md);
+    tc_free(d);
+}
+
+/* cuDeviceGetAttribute of the loaded libcuda (tcuda has no member). */
+static int ut_device_attribute(CUdevice_attribute attribute, int device)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    __typeof__(&cuDeviceGetAttribute) get;
+    int value = -1;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
+    *(void**)&get = dlsym(lib, "cuDeviceGetAttribute");
+    CU_ASSERT_FATAL((get != NULL) && (get(&value, attribute, device) ==
+                                      CUDA_SUCCESS));
+    dlclose(lib);
+    return value;
+}
+
+/* The interface's device names the GPU of the current context by its PCI
+ * bus id, as UCX's CUDA transports do (ucx_info -d's "System device"):
+ * device 1 of two simulated GPUs. */
+static void test_iface_sys_dev(void)
+{
+    uct_tl_resource_desc_t *resources;
+    ucs_sys_bus_id_t bus_id;
+    unsigned num_resources;
+    struct ut_uct u;
+
+    setenv("SIMCU_DEVICES", "2", 1);
+    if (tc_setup(1) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(uct_md_query_tl_resources(u.md, &resources,
+                                                    &num_resources), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(num_resources, 1);
+    CU_ASSERT_NOT_EQUAL_FATAL(resources[0].sys_device,
+                              UCS_SYS_DEVICE_ID_UNKNOWN);
+    CU_ASSERT_EQUAL(ucs_topo_get_device_bus_id(resources[0].sys_device,
+                                               &bus_id), UCS_OK);
+    CU_ASSERT_EQUAL(bus_id.domain,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 1));
+    CU_ASSERT_EQUAL(bus_id.bus,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1));
+    CU_ASSERT_EQUAL(bus_id.slot,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 1));
+    uct_release_tl_resource_list(resources);
+    uct_md_close(u.md);
 }
 
 /* Open and close: no pin, no set-up, the counters still written. */
@@ -206,7 +279,8 @@ static void test_setup_failure(void)
 }
 
 static const struct gdrx_test_case cases[] = {
-    GDRX_TEST_CASE(test_resources_follow_backend),
+    GDRX_TEST_CASE(test_backend_is_the_mds),
+    GDRX_TEST_CASE(test_iface_sys_dev),
     GDRX_TEST_CASE(test_close_unused),
     GDRX_TEST_CASE(test_first_use_mem_query),
     GDRX_TEST_CASE(test_first_use_two_threads),

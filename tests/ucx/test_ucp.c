@@ -4,7 +4,8 @@
  * through gdrx (memory-type cache fed by gdrx's events, no
  * UCX_MEMTYPE_CACHE=n) and copy them through gdrx's memtype endpoint.
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
- * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched.
+ * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched,
+ * and a process that had not loaded or initialised CUDA still has not.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -249,7 +250,92 @@ static void test_named_installs_at_worker(void)
     ut_side_effects("self,gdrx", 1);
 }
 
+/* ---- what UCP costs a process that leaves gdrx out: run in a fresh
+ * process (this program again) that has not loaded libcuda, or has loaded
+ * it without initialising CUDA. ---- */
+
+#define UT_CHILD_ENV "GDRX_UT_UCP_CHILD"
+
+/* The child: load the plugin (as LD_PRELOAD), maybe libcuda, then UCP
+ * with $UCX_TLS up to a worker; prints what became of libcuda. */
+static int ut_child_main(const char *mode)
+{
+    __typeof__(&cuDeviceGetCount) get_count;
+    ucp_params_t params = {0};
+    ucp_worker_params_t wparams = {0};
+    ucp_context_h context;
+    ucp_worker_h worker;
+    char line[512];
+    int mapped = 0, count, initialised = 0;
+    void *lib;
+    FILE *f;
+
+    if (!strcmp(mode, "loaded") &&
+        (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL) == NULL)) {
+        printf("cannot load libcuda.so.1\n");
+        return 1;
+    }
+    params.field_mask  = UCP_PARAM_FIELD_FEATURES;
+    params.features    = UCP_FEATURE_TAG;
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    if ((ut_load_plugin() != 0) || (ucp_init(&params, NULL, &context) != UCS_OK)) {
+        printf("ucp_init failed\n");
+        return 1;
+    }
+    if (ucp_worker_create(context, &wparams, &worker) != UCS_OK) {
+        printf("ucp_worker_create failed\n");
+        return 1;
+    }
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+
+    f = fopen("/proc/self/maps", "r");
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        mapped |= (strstr(line, "/libcuda.so") != NULL);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    /* before cuInit the sim's count fails, as a real libcuda's does */
+    lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib != NULL) {
+        *(void**)&get_count = dlsym(lib, "cuDeviceGetCount");
+        initialised = (get_count != NULL) && (get_count(&count) == CUDA_SUCCESS);
+    }
+    printf("libcuda mapped %d initialised %d\n", mapped, initialised);
+    return 0;
+}
+
+/* The child's report with this mode and UCX_TLS ("" if it failed). */
+static const char *ut_child(const char *mode, const char *tls)
+{
+    static char out[4096];
+    char cmd[1024];
+
+    snprintf(cmd, sizeof(cmd), "env %s=%s UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
+             "/proc/%d/exe 2>&1", UT_CHILD_ENV, mode, tls, (int)getpid());
+    if (gdrx_test_capture(cmd, out, sizeof(out)) != 0) {
+        fprintf(stderr, "    child %s %s said:\n%s\n", mode, tls, out);
+        return "";
+    }
+    return out;
+}
+
+/* UCX_TLS without gdrx: UCP lists gdrx's resources and opens its MD, and
+ * libcuda is neither loaded nor, where the program loaded it, initialised.
+ * Named, gdrx initialises CUDA at the worker: the check sees it. */
+static void test_left_out_loads_no_cuda(void)
+{
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("none", "self,tcp"),
+                                  "libcuda mapped 0 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp"),
+                                  "libcuda mapped 1 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp,gdrx"),
+                                  "libcuda mapped 1 initialised 1"));
+}
+
 static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_left_out_loads_no_cuda),
     GDRX_TEST_CASE(test_left_out_installs_nothing),
     GDRX_TEST_CASE(test_named_installs_at_worker),
     GDRX_TEST_CASE(test_host_to_dev),
@@ -268,5 +354,10 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
+    const char *child = getenv(UT_CHILD_ENV);
+
+    if (child != NULL) {
+        return ut_child_main(child);
+    }
     return gdrx_test_main(argc, argv, suites);
 }

@@ -1,0 +1,149 @@
+/*
+ * uct_gdrx_gpu.c - the GPUs as the process and the system show them,
+ * without loading or initialising CUDA (see the header).  Which backend
+ * works is not decided here: the MD finds out at its first use, with its
+ * own configuration.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "uct_gdrx_gpu.h"
+#include "uct_gdrx_cuda.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
+
+
+#define UCT_GDRX_GPU_NODE_PREFIX   "nvidia"
+#define UCT_GDRX_GPU_PCI_DIR       "/sys/bus/pci/devices"
+#define UCT_GDRX_GPU_PCI_NVIDIA    0x10de
+/* PCI classes of GPUs: VGA compatible and 3D controllers */
+#define UCT_GDRX_GPU_PCI_CLASS_VGA 0x0300
+#define UCT_GDRX_GPU_PCI_CLASS_3D  0x0302
+
+
+/* What the PCI scan found: NVIDIA GPUs, and the bus id of the last one. */
+typedef struct uct_gdrx_gpu_pci_scan {
+    unsigned         count;
+    ucs_sys_bus_id_t bus_id;
+} uct_gdrx_gpu_pci_scan_t;
+
+
+static pthread_once_t uct_gdrx_gpu_single_once = PTHREAD_ONCE_INIT;
+static ucs_sys_device_t uct_gdrx_gpu_single  = UCS_SYS_DEVICE_ID_UNKNOWN;
+
+
+/* An NVIDIA GPU's device node (/dev/nvidia0, /dev/nvidia1, ...): the driver
+ * is loaded and the GPU reachable from here (a container holds the nodes
+ * of its GPUs only). */
+static int uct_gdrx_gpu_node_exists(void)
+{
+    size_t prefix_len = strlen(UCT_GDRX_GPU_NODE_PREFIX);
+    struct dirent *entry;
+    const char *p;
+    int found = 0;
+    DIR *dir;
+
+    dir = opendir("/dev");
+    if (dir == NULL) {
+        return 0;
+    }
+
+    while (!found && ((entry = readdir(dir)) != NULL)) {
+        if (strncmp(entry->d_name, UCT_GDRX_GPU_NODE_PREFIX, prefix_len) ||
+            (entry->d_name[prefix_len] == '\0')) {
+            continue;
+        }
+        for (p = entry->d_name + prefix_len; isdigit((unsigned char)*p); ++p) {
+        }
+        found = (*p == '\0');
+    }
+
+    closedir(dir);
+    return found;
+}
+
+int uct_gdrx_gpu_present(void)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    int count;
+
+    if (cuda == NULL) {
+        return uct_gdrx_gpu_node_exists();
+    }
+
+    /* before cuInit the count fails and changes nothing; after it, CUDA
+     * knows (CUDA_VISIBLE_DEVICES included) */
+    if (cuda->device_get_count(&count) == UCT_GDRX_CUDA_SUCCESS) {
+        return count > 0;
+    }
+
+    /* the program loaded libcuda to use a GPU: the first use will tell */
+    return 1;
+}
+
+static ucs_status_t uct_gdrx_gpu_pci_scan_cb(struct dirent *entry, void *arg)
+{
+    uct_gdrx_gpu_pci_scan_t *scan = arg;
+    unsigned domain, bus, slot, function;
+    long vendor, pci_class;
+
+    if ((sscanf(entry->d_name, "%x:%x:%x.%x", &domain, &bus, &slot,
+                &function) != 4) ||
+        (ucs_read_file_number(&vendor, 1, UCT_GDRX_GPU_PCI_DIR "/%s/vendor",
+                              entry->d_name) != UCS_OK) ||
+        (vendor != UCT_GDRX_GPU_PCI_NVIDIA) ||
+        (ucs_read_file_number(&pci_class, 1, UCT_GDRX_GPU_PCI_DIR "/%s/class",
+                              entry->d_name) != UCS_OK) ||
+        (((pci_class >> 8) != UCT_GDRX_GPU_PCI_CLASS_VGA) &&
+         ((pci_class >> 8) != UCT_GDRX_GPU_PCI_CLASS_3D))) {
+        return UCS_OK;
+    }
+
+    ++scan->count;
+    scan->bus_id.domain   = (uint16_t)domain;
+    scan->bus_id.bus      = (uint8_t)bus;
+    scan->bus_id.slot     = (uint8_t)slot;
+    scan->bus_id.function = (uint8_t)function;
+    return UCS_OK;
+}
+
+/* The only NVIDIA GPU on the PCI bus, looked for once per process; with
+ * several nothing says which one the process uses. */
+static void uct_gdrx_gpu_find_single(void)
+{
+    uct_gdrx_gpu_pci_scan_t scan = {.count = 0};
+
+    if ((ucs_sys_readdir(UCT_GDRX_GPU_PCI_DIR, uct_gdrx_gpu_pci_scan_cb,
+                         &scan) != UCS_OK) ||
+        (scan.count != 1) ||
+        (ucs_topo_find_device_by_bus_id(&scan.bus_id,
+                                        &uct_gdrx_gpu_single) != UCS_OK)) {
+        ucs_debug("gdrx: %u NVIDIA GPUs on the PCI bus, no system device "
+                  "for the interface", scan.count);
+        uct_gdrx_gpu_single = UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+}
+
+ucs_sys_device_t uct_gdrx_gpu_sys_dev(void)
+{
+    const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
+    int device;
+
+    /* no context (or no cuInit) makes the call fail, changing nothing */
+    if ((cuda != NULL) &&
+        (cuda->ctx_get_device(&device) == UCT_GDRX_CUDA_SUCCESS)) {
+        return uct_gdrx_cuda_sys_dev(device);
+    }
+
+    pthread_once(&uct_gdrx_gpu_single_once, uct_gdrx_gpu_find_single);
+    return uct_gdrx_gpu_single;
+}
