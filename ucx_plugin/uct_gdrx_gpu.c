@@ -30,15 +30,8 @@
 #define UCT_GDRX_GPU_PCI_CLASS_3D  0x0302
 
 
-/* What the PCI scan found: NVIDIA GPUs, and the bus id of the last one. */
-typedef struct uct_gdrx_gpu_pci_scan {
-    unsigned         count;
-    ucs_sys_bus_id_t bus_id;
-} uct_gdrx_gpu_pci_scan_t;
-
-
 static pthread_once_t uct_gdrx_gpu_single_once = PTHREAD_ONCE_INIT;
-static ucs_sys_device_t uct_gdrx_gpu_single  = UCS_SYS_DEVICE_ID_UNKNOWN;
+static ucs_sys_device_t uct_gdrx_gpu_single    = UCS_SYS_DEVICE_ID_UNKNOWN;
 
 
 /* An NVIDIA GPU's device node (/dev/nvidia0, /dev/nvidia1, ...): the driver
@@ -90,45 +83,52 @@ int uct_gdrx_gpu_present(void)
     return 1;
 }
 
-static ucs_status_t uct_gdrx_gpu_pci_scan_cb(struct dirent *entry, void *arg)
+/* 1 if the PCI function named name is an NVIDIA GPU; *bus_id its address. */
+static int uct_gdrx_gpu_pci_is_gpu(const char *name, ucs_sys_bus_id_t *bus_id)
 {
-    uct_gdrx_gpu_pci_scan_t *scan = arg;
     unsigned domain, bus, slot, function;
     long vendor, pci_class;
 
-    if ((sscanf(entry->d_name, "%x:%x:%x.%x", &domain, &bus, &slot,
-                &function) != 4) ||
+    if ((sscanf(name, "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4) ||
         (ucs_read_file_number(&vendor, 1, UCT_GDRX_GPU_PCI_DIR "/%s/vendor",
-                              entry->d_name) != UCS_OK) ||
+                              name) != UCS_OK) ||
         (vendor != UCT_GDRX_GPU_PCI_NVIDIA) ||
         (ucs_read_file_number(&pci_class, 1, UCT_GDRX_GPU_PCI_DIR "/%s/class",
-                              entry->d_name) != UCS_OK) ||
+                              name) != UCS_OK) ||
         (((pci_class >> 8) != UCT_GDRX_GPU_PCI_CLASS_VGA) &&
          ((pci_class >> 8) != UCT_GDRX_GPU_PCI_CLASS_3D))) {
-        return UCS_OK;
+        return 0;
     }
 
-    ++scan->count;
-    scan->bus_id.domain   = (uint16_t)domain;
-    scan->bus_id.bus      = (uint8_t)bus;
-    scan->bus_id.slot     = (uint8_t)slot;
-    scan->bus_id.function = (uint8_t)function;
-    return UCS_OK;
+    bus_id->domain   = (uint16_t)domain;
+    bus_id->bus      = (uint8_t)bus;
+    bus_id->slot     = (uint8_t)slot;
+    bus_id->function = (uint8_t)function;
+    return 1;
 }
 
 /* The only NVIDIA GPU on the PCI bus, looked for once per process; with
  * several nothing says which one the process uses. */
 static void uct_gdrx_gpu_find_single(void)
 {
-    uct_gdrx_gpu_pci_scan_t scan = {.count = 0};
+    ucs_sys_bus_id_t bus_id = {0};
+    struct dirent *entry;
+    unsigned count = 0;
+    DIR *dir;
 
-    if ((ucs_sys_readdir(UCT_GDRX_GPU_PCI_DIR, uct_gdrx_gpu_pci_scan_cb,
-                         &scan) != UCS_OK) ||
-        (scan.count != 1) ||
-        (ucs_topo_find_device_by_bus_id(&scan.bus_id,
-                                        &uct_gdrx_gpu_single) != UCS_OK)) {
+    dir = opendir(UCT_GDRX_GPU_PCI_DIR);
+    while ((dir != NULL) && ((entry = readdir(dir)) != NULL)) {
+        count += uct_gdrx_gpu_pci_is_gpu(entry->d_name, &bus_id);
+    }
+    if (dir != NULL) {
+        closedir(dir);
+    }
+
+    if ((count != 1) ||
+        (ucs_topo_find_device_by_bus_id(&bus_id, &uct_gdrx_gpu_single) !=
+         UCS_OK)) {
         ucs_debug("gdrx: %u NVIDIA GPUs on the PCI bus, no system device "
-                  "for the interface", scan.count);
+                  "for the interface", count);
         uct_gdrx_gpu_single = UCS_SYS_DEVICE_ID_UNKNOWN;
     }
 }

@@ -35,8 +35,8 @@ static int ut_ucx_info(const char *dir, const char *rel, const char *args,
                  (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin);
     } else {
         ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs");
-        snprintf(env, sizeof(env), "LD_PRELOAD='%s' UCX_PLUGIN_PATH='%s'", sim,
-                 plugin);
+        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s' UCX_PLUGIN_PATH='%s'",
+                 (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin);
     }
     snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR %s '%s' %s "
              "2>&1", dir, env, GDRX_UCX_INFO, args);
