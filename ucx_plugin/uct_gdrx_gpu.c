@@ -1,8 +1,8 @@
 /*
- * uct_gdrx_gpu.c - the GPUs as the process and the system show them,
- * without loading or initialising CUDA (see the header).  Which backend
- * works is not decided here: the MD finds out at its first use, with its
- * own configuration.
+ * uct_gdrx_gpu.c - the GPUs and the backends' prerequisites as the process
+ * and the system show them, without loading or initialising CUDA (see the
+ * header).  Whether the backend then opens is found out by the MD at its
+ * first use, with its own configuration.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -64,7 +64,7 @@ static int uct_gdrx_gpu_node_exists(void)
     return found;
 }
 
-int uct_gdrx_gpu_present(void)
+static int uct_gdrx_gpu_present(void)
 {
     const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
     int count;
@@ -80,6 +80,31 @@ int uct_gdrx_gpu_present(void)
     }
 
     /* the program loaded libcuda to use a GPU: the first use will tell */
+    return 1;
+}
+
+int uct_gdrx_gpu_reachable(gdrx_backend_t backend)
+{
+    struct gdrx_open_params params;
+    int ret;
+
+    if (!uct_gdrx_gpu_present()) {
+        ucs_debug("gdrx: no CUDA device, libcuda or NVIDIA device node in "
+                  "reach, no gdrx resource");
+        return 0;
+    }
+
+    gdrx_open_params_init(&params);
+    params.backend = backend;
+    params.flags   = GDRX_PROBE_FLAG_NO_CUDA;
+    ret            = gdrx_probe(&params, NULL);
+    if (ret != 0) {
+        ucs_debug("gdrx: no backend that UCX_GDRX_BACKEND=%s allows can be "
+                  "told to work without initialising CUDA (%s), no gdrx "
+                  "resource", gdrx_backend_name(backend), gdrx_strerror(ret));
+        return 0;
+    }
+
     return 1;
 }
 

@@ -8,13 +8,16 @@
 #ifndef UCT_GDRX_GPU_H
 #define UCT_GDRX_GPU_H
 
+#include <gdrx.h>
 #include <ucs/sys/topo/base/topo.h>
 
 
-/* 1 if this process may have a GPU to reach: CUDA's own count where the
+/* 1 if this process may have a GPU to reach (CUDA's own count where the
  * program initialised it, else libcuda loaded by the program, else an
- * NVIDIA GPU device node. */
-int uct_gdrx_gpu_present(void);
+ * NVIDIA GPU device node) and a backend that backend allows (AUTO: any,
+ * or GDRX_BACKEND's) has what it needs, as far as that shows without
+ * CUDA (libgdrx's GDRX_PROBE_FLAG_NO_CUDA). */
+int uct_gdrx_gpu_reachable(gdrx_backend_t backend);
 
 /* The interface's system device: the GPU of the current CUDA context (as
  * UCX's CUDA transports name it), else the system's only NVIDIA GPU, else

@@ -157,7 +157,12 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
 
     status = uct_gdrx_md_activate(md);
     if (ucs_unlikely(status != UCS_OK)) {
-        return status;
+        /* Standing aside.  UCP registers on every MD of the memory type and
+         * drops the whole registration if one fails: succeed, mapping
+         * nothing (a copy through it fails; UCP picks no gdrx lane that
+         * would make one). */
+        *memh_p = &uct_gdrx_empty_memh;
+        return UCS_OK;
     }
 
     if (md->rcache != NULL) {
@@ -252,10 +257,12 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
     ucs_status_t status;
     int ret;
 
-    /* UCX may cache what is found here: the free events must be on */
+    /* UCX may cache what is found here: the free events must be on.
+     * Standing aside, claim nothing: another MD's detection answers, or
+     * UCP takes the memory for host memory, as without gdrx. */
     status = uct_gdrx_md_activate(ucs_derived_of(tl_md, uct_gdrx_md_t));
     if (ucs_unlikely(status != UCS_OK)) {
-        return status;
+        return UCS_ERR_UNSUPPORTED;
     }
 
     ret = gdrx_mem_query((uintptr_t)address, &info);
@@ -386,10 +393,26 @@ err_free_md:
     return UCS_ERR_NO_MEMORY;
 }
 
-/* One MD where the process may reach a GPU.  UCP lists every component,
- * also those UCX_TLS leaves out: nothing is loaded or initialised here, and
- * which backend works is found out by the MD at its first use, with the
- * configuration UCP opened it with. */
+/* The backend UCX_GDRX_BACKEND (environment, ucx.conf) names. */
+static gdrx_backend_t uct_gdrx_md_configured_backend(void)
+{
+    gdrx_backend_t backend = GDRX_BACKEND_AUTO;
+    uct_md_config_t *md_config;
+
+    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
+        UCS_OK) {
+        backend = (gdrx_backend_t)ucs_derived_of(md_config,
+                                                 uct_gdrx_md_config_t)->backend;
+        uct_config_release(md_config);
+    }
+    return backend;
+}
+
+/* One MD where the process may reach a GPU through a backend the
+ * configuration allows.  UCP lists every component, also those UCX_TLS
+ * leaves out: nothing is loaded or initialised here.  What can fail only
+ * later (CUDA, the backend's own open, a configuration UCP changed) makes
+ * the MD stand aside at its first use (uct_gdrx_md_setup.c). */
 static ucs_status_t
 uct_gdrx_query_md_resources(uct_component_t *component,
                             uct_md_resource_desc_t **resources_p,
@@ -400,9 +423,7 @@ uct_gdrx_query_md_resources(uct_component_t *component,
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 
-    if (!uct_gdrx_gpu_present()) {
-        ucs_debug("gdrx: no CUDA device, libcuda or NVIDIA device node in "
-                  "reach, no gdrx resource");
+    if (!uct_gdrx_gpu_reachable(uct_gdrx_md_configured_backend())) {
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 

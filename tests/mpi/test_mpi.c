@@ -32,16 +32,18 @@ static int run_plugin(const char *plugin_rel, const char *tls, const char *extra
                       const char *prog, const char *args, int quiet)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char sim[512], plugin[512], exe[512], cmd[4096];
+    char sim[1100], plugin[512], exe[512], cmd[4096];
     int status;
 
     /* one file per suite run (cases run in children of the suite's
      * process, which removes it at the end) */
     snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getppid());
     unlink(stats);
-    /* The simulated GPU has no device node: its libcuda, preloaded, stands
-     * for a program linked with libcuda (where gdrx lists its resource) */
-    ut_build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
+    /* The simulated GPU has no device node and serves through dmabuf only:
+     * its libcuda, preloaded and initialised at load, stands for a CUDA
+     * program that set up CUDA before MPI_Init (where gdrx lists its
+     * resource) */
+    ut_sim_preload(sim, sizeof(sim));
     ut_build_path(plugin, sizeof(plugin), plugin_rel);
     ut_build_path(exe, sizeof(exe), prog);
     snprintf(cmd, sizeof(cmd),
@@ -220,6 +222,18 @@ static void test_wrong_version_refused(void)
     CU_ASSERT_EQUAL(access(stats, F_OK), -1); /* nothing of gdrx ever opened */
 }
 
+/* gdrx named but unable to serve (its backend forced to a gdrdrv without
+ * the module): the ranks list no gdrx, MPI_Init comes up and host messages
+ * run on sm; no gdrx MD is ever opened. */
+static void test_forced_backend_job_runs(void)
+{
+    CU_ASSERT_EQUAL_FATAL(run("sm,gdrx", "-x UCX_GDRX_BACKEND=gdrdrv "
+                              "-x GDRX_GDRDRV_PATH=/nonexistent/gdrdrv",
+                              "tests/mpi/gdrx_mpi_latency", "-m 0:64K -i 4 -x 1 -c H H"), 0);
+    CU_ASSERT(has_row("65536"));
+    CU_ASSERT_EQUAL(access(stats, F_OK), -1);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_latency_dd),
     GDRX_TEST_CASE(test_latency_dd_proto_v2),
@@ -228,6 +242,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
     GDRX_TEST_CASE(test_wrong_version_refused),
+    GDRX_TEST_CASE(test_forced_backend_job_runs),
     GDRX_TEST_END
 };
 

@@ -23,12 +23,13 @@ static int ut_ucx_info(const char *dir, const char *rel, const char *args,
                        char *out, size_t size)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char sim[512], plugin[512], env[1536], cmd[2048];
+    char sim[1100], plugin[512], env[2048], cmd[2560];
 
-    /* The simulated GPU has no device node: its libcuda, preloaded, stands
-     * for a program linked with libcuda (where gdrx lists its resource).
-     * A sanitized plugin in LD_PRELOAD needs its runtime first. */
-    ut_build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
+    /* The simulated GPU has no device node and serves through dmabuf only:
+     * its libcuda, preloaded and initialised at load, stands for a CUDA
+     * program (where gdrx lists its resource).  A sanitized plugin in
+     * LD_PRELOAD needs its runtime first. */
+    ut_sim_preload(sim, sizeof(sim));
     if (rel != NULL) {
         ut_build_path(plugin, sizeof(plugin), rel);
         snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s:%s'",

@@ -6,6 +6,7 @@
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
  * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched,
  * and a process that had not loaded or initialised CUDA still has not.
+ * (When gdrx cannot serve: test_ucp_aside.c.)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,111 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <ucp/api/ucp.h>
 
-#include "ut_uct.h"
-
-enum ut_kind { UT_HOST, UT_DEV };
-
-struct ut_ucp {
-    ucp_context_h context;
-    ucp_worker_h  worker;
-    ucp_ep_h      ep;
-    char          stats[128];
-};
+#include "ut_ucp.h"
 
 static void ut_ucp_open(struct ut_ucp *t)
 {
-    ucp_params_t params = {0};
-    ucp_worker_params_t wparams = {0};
-    ucp_ep_params_t eparams = {0};
-    ucp_address_t *addr;
-    size_t addr_len;
-
-    snprintf(t->stats, sizeof(t->stats), "/tmp/gdrx-ucp-stats.%d", (int)getpid());
-    unlink(t->stats);
-    setenv("UCX_GDRX_STATS_DUMP", t->stats, 1);
-    setenv("UCX_TLS", "self,gdrx", 1);
-    unsetenv("UCX_MEMTYPE_CACHE");
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_TAG;
-    CU_ASSERT_EQUAL_FATAL(ucp_init(&params, NULL, &t->context), UCS_OK);
-    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    CU_ASSERT_EQUAL_FATAL(ucp_worker_create(t->context, &wparams, &t->worker), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(ucp_worker_get_address(t->worker, &addr, &addr_len), UCS_OK);
-    eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    eparams.address    = addr;
-    CU_ASSERT_EQUAL_FATAL(ucp_ep_create(t->worker, &eparams, &t->ep), UCS_OK);
-    ucp_worker_release_address(t->worker, addr);
-}
-
-static void ut_wait(struct ut_ucp *t, void *req)
-{
-    ucs_status_t status;
-
-    if (UCS_PTR_IS_ERR(req)) {
-        CU_FAIL("request failed");
-        return;
-    }
-    if (req == NULL) {
-        return;
-    }
-    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        ucp_worker_progress(t->worker);
-    }
-    CU_ASSERT_EQUAL(status, UCS_OK);
-    ucp_request_free(req);
-}
-
-static void ut_ucp_close(struct ut_ucp *t)
-{
-    ucp_request_param_t param = {0};
-
-    ut_wait(t, ucp_ep_close_nbx(t->ep, &param));
-    ucp_worker_destroy(t->worker);
-    ucp_cleanup(t->context);
-}
-
-static void *ut_buf(enum ut_kind kind, size_t len)
-{
-    return (kind == UT_DEV) ? (void*)tc_alloc(len) : calloc(1, len);
-}
-
-static void ut_buf_free(enum ut_kind kind, void *p)
-{
-    if (kind == UT_DEV) {
-        tc_free((CUdeviceptr)p);
-    } else {
-        free(p);
-    }
-}
-
-static void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
-                        size_t len, uint32_t seed)
-{
-    ucp_request_param_t param = {0};
-    void *src = ut_buf(from, len), *dst = ut_buf(to, len), *rreq, *sreq;
-    uint8_t *check = malloc(len);
-
-    if (from == UT_DEV) {
-        tc_fill((CUdeviceptr)src, len, seed);
-    } else {
-        tc_pattern(src, len, seed);
-    }
-    rreq = ucp_tag_recv_nbx(t->worker, dst, len, 7, (ucp_tag_t)-1, &param);
-    sreq = ucp_tag_send_nbx(t->ep, src, len, 7, &param);
-    ut_wait(t, sreq);
-    ut_wait(t, rreq);
-    if (to == UT_DEV) {
-        CU_ASSERT(tc_check((CUdeviceptr)dst, len, seed));
-    } else {
-        tc_pattern(check, len, seed);
-        CU_ASSERT_EQUAL(memcmp(dst, check, len), 0);
-    }
-    ut_buf_free(from, src);
-    ut_buf_free(to, dst);
-    free(check);
+    ut_ucp_open_tls(t, "self,gdrx", NULL);
 }
 
 static const size_t ut_sizes[] = {1, 63, 1000, 4097};
@@ -130,23 +32,6 @@ static long ut_total(void)
 
     for (i = 0; i < sizeof(ut_sizes) / sizeof(ut_sizes[0]); ++i) {
         total += (long)ut_sizes[i];
-    }
-    return total;
-}
-
-/* Bytes gdrx moved, every operation and direction. */
-static long ut_gdrx_bytes(const char *stats)
-{
-    static const char *const ops[] = {
-        "iface put_short", "iface put_bcopy", "iface put_zcopy",
-        "iface get_short", "iface get_bcopy", "iface get_zcopy", NULL
-    };
-    const char *const *op;
-    long total = 0, v;
-
-    for (op = ops; *op != NULL; ++op) {
-        v = ut_counter(stats, *op, "bytes");
-        total += (v > 0) ? v : 0;
     }
     return total;
 }
@@ -218,6 +103,11 @@ static void ut_side_effects(const char *tls, int expect_hooks)
 
     char stats[128];
 
+    /* a CUDA program: where only dmabuf serves, gdrx lists itself only
+     * once CUDA is initialised */
+    if (tc_setup(0) != 0) {
+        return;
+    }
     /* the counters gdrx's MD writes when closed: proof it was opened */
     snprintf(stats, sizeof(stats), "/tmp/gdrx-ucp-side.%d", (int)getpid());
     unlink(stats);
@@ -256,8 +146,9 @@ static void test_named_installs_at_worker(void)
 
 #define UT_CHILD_ENV "GDRX_UT_UCP_CHILD"
 
-/* The child: load the plugin (as LD_PRELOAD), maybe libcuda, then UCP
- * with $UCX_TLS up to a worker; prints what became of libcuda. */
+/* The child: load the plugin (as LD_PRELOAD), maybe libcuda (and CUDA
+ * initialised), then UCP with $UCX_TLS up to a worker; prints what became
+ * of libcuda. */
 static int ut_child_main(const char *mode)
 {
     __typeof__(&cuDeviceGetCount) get_count;
@@ -270,9 +161,14 @@ static int ut_child_main(const char *mode)
     void *lib;
     FILE *f;
 
-    if (!strcmp(mode, "loaded") &&
+    if (strcmp(mode, "none") &&
         (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL) == NULL)) {
         printf("cannot load libcuda.so.1\n");
+        return 1;
+    }
+    if (!strcmp(mode, "init") &&
+        ((void)tc_load(), (tc.Init == NULL) || (tc.Init(0) != CUDA_SUCCESS))) {
+        printf("cannot initialise CUDA\n");
         return 1;
     }
     params.field_mask  = UCP_PARAM_FIELD_FEATURES;
@@ -323,7 +219,10 @@ static const char *ut_child(const char *mode, const char *tls)
 
 /* UCX_TLS without gdrx: UCP lists gdrx's resources and opens its MD, and
  * libcuda is neither loaded nor, where the program loaded it, initialised.
- * Named, gdrx initialises CUDA at the worker: the check sees it. */
+ * Named, with dmabuf the only backend (the simulated GPU's), gdrx cannot
+ * be told to work before CUDA is initialised: it is not listed, the worker
+ * comes up without it, and CUDA stays as it was.  A program that
+ * initialised CUDA itself: the check sees it (its positive control). */
 static void test_left_out_loads_no_cuda(void)
 {
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("none", "self,tcp"),
@@ -331,6 +230,8 @@ static void test_left_out_loads_no_cuda(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp"),
                                   "libcuda mapped 1 initialised 0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp,gdrx"),
+                                  "libcuda mapped 1 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("init", "self,tcp"),
                                   "libcuda mapped 1 initialised 1"));
 }
 

@@ -37,6 +37,15 @@ void ut_build_path(char *buf, size_t size, const char *rel)
     snprintf(buf, size, "%s/%s", top ? top : ".", rel);
 }
 
+void ut_sim_preload(char *buf, size_t size)
+{
+    char sim[512], init[512];
+
+    ut_build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
+    ut_build_path(init, sizeof(init), "tests/ucx/.libs/libut_cuda_init.so");
+    snprintf(buf, size, "%s:%s", sim, init);
+}
+
 int ut_load_plugin(void)
 {
     char path[512];

@@ -31,6 +31,12 @@ struct ut_reg {
 /* Path of a file in the build tree (GDRX_TEST_BUILDDIR). */
 void ut_build_path(char *buf, size_t size, const char *rel);
 
+/* The simulated libcuda and tests/ucx's helper that initialises CUDA at
+ * load, as an LD_PRELOAD list ("a:b"): a CUDA program that set up CUDA
+ * before UCX, for programs of the suites' own that never touch CUDA
+ * (ucx_info, MPI ranks before MPI_Init; see ut_cuda_init.c). */
+void ut_sim_preload(char *buf, size_t size);
+
 /* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
 int ut_load_plugin(void);
 

@@ -1,0 +1,197 @@
+/*
+ * test_ucp_aside.c - a gdrx that cannot serve steps aside: named in
+ * UCX_TLS with its backend forced to one that does not open (through the
+ * environment, which the listing sees, or UCP's own configuration, which
+ * only the MD's first use sees), or with CUDA failing at that first use,
+ * ucp_init and ucp_worker_create succeed, host memory moves (eager and
+ * rendezvous, default protocols and UCX_PROTO_ENABLE=y) and gdrx copies
+ * nothing; device memory ends as it ends without gdrx.  On the simulated
+ * GPU (tests/ucx/test_md_setup.c checks the MD and interface themselves).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ut_ucp.h"
+
+/* Set in a child this program runs again as (ut_aside_outcome). */
+#define UT_CHILD_ENV "GDRX_UT_UCP_ASIDE_CHILD"
+
+/* The child: UCP over $UCX_TLS with gdrx's MD forced, in UCP's own
+ * configuration, to a gdrdrv backend that cannot open, then one message
+ * between two device buffers.  Prints how far it got; whatever UCX does
+ * with the buffers may end the process (no core file). */
+static int ut_child_main(void)
+{
+    ucp_request_param_t param = {0};
+    ucs_status_t send_status, recv_status, status;
+    CUdeviceptr src, dst;
+    struct ut_ucp t;
+    void *rreq;
+
+    setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+    if ((ut_load_plugin() != 0) || (tc_setup(0) != 0) ||
+        !(src = tc_alloc(1000)) || !(dst = tc_alloc(1000))) {
+        printf("set-up failed\n");
+        return 1;
+    }
+    setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
+    status = ut_ucp_init(&t, getenv("UCX_TLS"), "gdrdrv");
+    if (status == UCS_OK) {
+        status = ut_ucp_worker(&t);
+    }
+    if (status != UCS_OK) {
+        printf("ucp start failed: %s\n", ucs_status_string(status));
+        return 1;
+    }
+    printf("worker up\n");
+    fflush(stdout);
+    rreq        = ucp_tag_recv_nbx(t.worker, (void*)dst, 1000, 7, (ucp_tag_t)-1,
+                                   &param);
+    send_status = ut_wait_status(&t, ucp_tag_send_nbx(t.ep, (void*)src, 1000,
+                                                      7, &param));
+    recv_status = ut_wait_status(&t, rreq);
+    printf("transfer returned: send %s, receive %s\n",
+           ucs_status_string(send_status), ucs_status_string(recv_status));
+    fflush(stdout);
+    return 0;
+}
+
+/* gdrx named in UCX_TLS but unable to serve, its backend forced to a
+ * gdrdrv without its device node: through the environment (the listing
+ * sees it: no gdrx resource) or through UCP's own configuration (the MD
+ * finds out at its first use and stands aside).  Either way ucp_init and
+ * ucp_worker_create succeed, host memory moves, gdrx copies nothing. */
+static void ut_forced_backend_run(const char *tls, const char *env_backend,
+                                  const char *ucp_backend)
+{
+    /* eager sizes, and one past the rendezvous threshold */
+    static const size_t sizes[] = {1, 63, 1000, 4097, 256 << 10};
+    struct ut_ucp t;
+    size_t i;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
+    if (env_backend != NULL) {
+        setenv("UCX_GDRX_BACKEND", env_backend, 1);
+    }
+    ut_ucp_open_tls(&t, tls, ucp_backend);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        ut_transfer(&t, UT_HOST, UT_HOST, sizes[i], (uint32_t)(i + 21));
+    }
+    ut_ucp_close(&t);
+    CU_ASSERT_EQUAL(ut_gdrx_bytes(t.stats), 0);
+    CU_ASSERT(ut_counter(t.stats, "md", "pins") <= 0);
+    if (ucp_backend != NULL) {
+        /* listed, opened, stood aside: its counters were written */
+        CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"), 0);
+    } else {
+        /* not listed: no gdrx MD was ever opened */
+        CU_ASSERT_EQUAL(access(t.stats, F_OK), -1);
+    }
+    unlink(t.stats);
+}
+
+static void test_forced_backend_not_listed(void)
+{
+    ut_forced_backend_run("self,gdrx", "gdrdrv", NULL);
+}
+
+static void test_forced_backend_stands_aside(void)
+{
+    ut_forced_backend_run("sm,self,gdrx", NULL, "gdrdrv");
+}
+
+static void test_forced_backend_stands_aside_proto_v2(void)
+{
+    setenv("UCX_PROTO_ENABLE", "y", 1);
+    ut_forced_backend_run("sm,self,gdrx", NULL, "gdrdrv");
+}
+
+/* CUDA failing at gdrx's first use (its libgdrx context counts the GPUs
+ * again, after the listing did): the worker comes up, gdrx stands aside,
+ * host memory moves. */
+static void test_cuda_failure_stands_aside(void)
+{
+    struct ut_ucp t;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_ucp_init(&t, "self,gdrx", NULL), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(tsim.fail_next("cuDeviceGetCount", CUDA_ERROR_UNKNOWN,
+                                         1), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_ucp_worker(&t), UCS_OK);
+    ut_transfer(&t, UT_HOST, UT_HOST, 4097, 31);
+    ut_ucp_close(&t);
+    CU_ASSERT_EQUAL(ut_gdrx_bytes(t.stats), 0);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"), 0);
+    CU_ASSERT(ut_stats_has(t.stats, "events_source off"));
+    unlink(t.stats);
+}
+
+/* How the child (ut_child_main) with this UCX_TLS ended: its wait status and
+ * how far it got. */
+static void ut_aside_outcome(const char *tls, char *buf, size_t size)
+{
+    static char out[16384];
+    char cmd[1024];
+    int status;
+
+    snprintf(cmd, sizeof(cmd), "env %s=1 UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
+             "/proc/%d/exe 2>&1", UT_CHILD_ENV, tls, (int)getpid());
+    status = gdrx_test_capture(cmd, out, sizeof(out));
+    snprintf(buf, size, "%s %d, %s, %s",
+             WIFSIGNALED(status) ? "signal" : "exit",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+             strstr(out, "worker up") ? "worker up" : "no worker",
+             strstr(out, "transfer returned") ? "transfer returned" :
+                                                "no transfer");
+    if (!strstr(out, "worker up")) {
+        fprintf(stderr, "    child aside %s said:\n%s\n", tls, out);
+    }
+}
+
+/* Device memory while gdrx stands aside ends as it ends without gdrx.
+ * With a UCX that has no CUDA transport nothing claims the buffers as GPU
+ * memory: UCX copies them as host memory (on the simulated GPU, as on a
+ * real one, the CPU cannot reach them), with and without gdrx alike. */
+static void test_aside_device_memory_as_without_gdrx(void)
+{
+    char with[256], without[256];
+
+    ut_aside_outcome("sm,self,gdrx", with, sizeof(with));
+    ut_aside_outcome("sm,self", without, sizeof(without));
+    printf("\n    sm,self,gdrx aside: %s\n    sm,self: %s\n", with, without);
+    CU_ASSERT_PTR_NOT_NULL(strstr(with, "worker up"));
+    CU_ASSERT_STRING_EQUAL(with, without);
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_forced_backend_not_listed),
+    GDRX_TEST_CASE(test_forced_backend_stands_aside),
+    GDRX_TEST_CASE(test_forced_backend_stands_aside_proto_v2),
+    GDRX_TEST_CASE(test_cuda_failure_stands_aside),
+    GDRX_TEST_CASE(test_aside_device_memory_as_without_gdrx),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "ucx_ucp_aside", ut_suite_init, NULL, cases },
+    GDRX_SUITE_END
+};
+
+int main(int argc, char **argv)
+{
+    if (getenv(UT_CHILD_ENV) != NULL) {
+        return ut_child_main();
+    }
+    return gdrx_test_main(argc, argv, suites);
+}
