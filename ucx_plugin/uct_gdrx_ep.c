@@ -19,6 +19,31 @@
 #include <ucs/type/class.h>
 
 
+/* The first copy of the process through a key that maps nothing, said as
+ * an error: GPU memory that UCX routed to a gdrx standing aside (UCX's own
+ * CUDA hooks told it the memory type, and no other transport can copy
+ * it), which UCX's own error message does not explain.  Other copies
+ * outside their key are the caller's, said at debug level. */
+static int uct_gdrx_ep_unmapped_said;
+
+static UCS_F_NOINLINE void
+uct_gdrx_ep_out_of_range(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                         size_t length)
+{
+    if ((key->kind == UCT_GDRX_MEM_KIND_EMPTY) &&
+        !__atomic_exchange_n(&uct_gdrx_ep_unmapped_said, 1, __ATOMIC_RELAXED)) {
+        ucs_error("gdrx: %zu bytes at 0x%" PRIx64 " not copied: gdrx maps "
+                  "nothing (it stands aside, see its warning), and UCX has "
+                  "no other transport for this memory (cuda_copy)", length,
+                  remote_addr);
+        return;
+    }
+
+    ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
+              "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
+              key->dptr, key->length);
+}
+
 /* Copy length bytes between buffer and remote_addr of the key's range. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
@@ -44,9 +69,7 @@ uct_gdrx_ep_copy(uct_gdrx_dir_t dir, void *buffer, size_t length,
     }
 
     if (!uct_gdrx_range_holds(key->dptr, key->length, remote_addr, length)) {
-        ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
-                  "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
-                  key->dptr, key->length);
+        uct_gdrx_ep_out_of_range(key, remote_addr, length);
         return UCS_ERR_OUT_OF_RANGE;
     }
 

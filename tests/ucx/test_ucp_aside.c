@@ -5,8 +5,9 @@
  * only the MD's first use sees), or with CUDA failing at that first use,
  * ucp_init and ucp_worker_create succeed, host memory moves (eager and
  * rendezvous, default protocols and UCX_PROTO_ENABLE=y) and gdrx copies
- * nothing; device memory ends as it ends without gdrx.  On the simulated
- * GPU (tests/ucx/test_md_setup.c checks the MD and interface themselves).
+ * nothing; device memory ends as it ends without gdrx, and where UCX has a
+ * usable cuda_copy (a GPU machine) goes through cuda_copy.
+ * (tests/ucx/test_md_setup.c checks the MD and interface themselves.)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,7 +20,8 @@
 
 #include "ut_ucp.h"
 
-/* Set in a child this program runs again as (ut_aside_outcome). */
+/* Set in a child this program runs again as: "aside" (ut_aside_outcome),
+ * "cuda_copy" (ut_has_cuda_copy). */
 #define UT_CHILD_ENV "GDRX_UT_UCP_ASIDE_CHILD"
 
 /* The child: UCP over $UCX_TLS with gdrx's MD forced, in UCP's own
@@ -145,7 +147,7 @@ static void ut_aside_outcome(const char *tls, char *buf, size_t size)
     char cmd[1024];
     int status;
 
-    snprintf(cmd, sizeof(cmd), "env %s=1 UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
+    snprintf(cmd, sizeof(cmd), "env %s=aside UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
              "/proc/%d/exe 2>&1", UT_CHILD_ENV, tls, (int)getpid());
     status = gdrx_test_capture(cmd, out, sizeof(out));
     snprintf(buf, size, "%s %d, %s, %s",
@@ -174,6 +176,72 @@ static void test_aside_device_memory_as_without_gdrx(void)
     CU_ASSERT_STRING_EQUAL(with, without);
 }
 
+/* With UCX's own cuda_copy enabled, gdrx standing aside leaves GPU memory
+ * to it: cuda_copy finds the buffers and wins the memory-type endpoint's
+ * lanes; every message arrives (eager and rendezvous, each direction) and
+ * gdrx copies nothing.  Registered only where this UCX has a usable
+ * cuda_copy (a CUDA-enabled UCX on a GPU). */
+static void test_aside_leaves_gpu_memory_to_cuda_copy(void)
+{
+    static const size_t sizes[] = {1, 63, 1000, 4097, 256 << 10};
+    static const enum ut_kind kinds[][2] = {
+        {UT_DEV, UT_DEV}, {UT_HOST, UT_DEV}, {UT_DEV, UT_HOST}
+    };
+    struct ut_ucp t;
+    size_t i, k;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
+    ut_ucp_open_tls(&t, "sm,self,cuda_copy,gdrx", "gdrdrv");
+    for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); ++k) {
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+            ut_transfer(&t, kinds[k][0], kinds[k][1], sizes[i],
+                        (uint32_t)(10 * k + i));
+        }
+    }
+    ut_ucp_close(&t);
+    CU_ASSERT_EQUAL(ut_gdrx_bytes(t.stats), 0);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"), 0);
+    unlink(t.stats);
+}
+
+/* The child's "cuda_copy" mode: whether this UCX lists cuda_copy, asked in
+ * a process of its own (it initialises CUDA, which the process that forks
+ * the test cases must not). */
+static int ut_child_cuda_copy(void)
+{
+    uct_component_attr_t attr = {
+        .field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                      UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+    };
+    uct_component_h *components;
+    unsigned i, count;
+    int found = 0;
+
+    if (uct_query_components(&components, &count) == UCS_OK) {
+        for (i = 0; i < count; ++i) {
+            found |= (uct_component_query(components[i], &attr) == UCS_OK) &&
+                     !strcmp(attr.name, "cuda_cpy") &&
+                     (attr.md_resource_count > 0);
+        }
+        uct_release_component_list(components);
+    }
+    printf("cuda_copy %d\n", found);
+    return 0;
+}
+
+static int ut_has_cuda_copy(void)
+{
+    char cmd[256], out[4096];
+
+    snprintf(cmd, sizeof(cmd), "env %s=cuda_copy /proc/%d/exe 2>&1",
+             UT_CHILD_ENV, (int)getpid());
+    return (gdrx_test_capture(cmd, out, sizeof(out)) == 0) &&
+           (strstr(out, "cuda_copy 1") != NULL);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_forced_backend_not_listed),
     GDRX_TEST_CASE(test_forced_backend_stands_aside),
@@ -183,15 +251,34 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_END
 };
 
+static const struct gdrx_test_case cuda_copy_cases[] = {
+    GDRX_TEST_CASE(test_aside_leaves_gpu_memory_to_cuda_copy),
+    GDRX_TEST_END
+};
+
 static const struct gdrx_test_suite suites[] = {
     { "ucx_ucp_aside", ut_suite_init, NULL, cases },
     GDRX_SUITE_END
 };
 
+static const struct gdrx_test_suite suites_cuda_copy[] = {
+    { "ucx_ucp_aside", ut_suite_init, NULL, cases },
+    { "ucx_ucp_aside_cuda_copy", ut_suite_init, NULL, cuda_copy_cases },
+    GDRX_SUITE_END
+};
+
 int main(int argc, char **argv)
 {
-    if (getenv(UT_CHILD_ENV) != NULL) {
-        return ut_child_main();
+    const char *child = getenv(UT_CHILD_ENV);
+
+    if (child != NULL) {
+        return !strcmp(child, "cuda_copy") ? ut_child_cuda_copy() :
+                                             ut_child_main();
     }
-    return gdrx_test_main(argc, argv, suites);
+    if (!ut_has_cuda_copy()) {
+        tc_report_skip("ucx_ucp_aside_cuda_copy", "this UCX lists no cuda_copy "
+                       "transport: built without CUDA, or no GPU it can use");
+        return gdrx_test_main(argc, argv, suites);
+    }
+    return gdrx_test_main(argc, argv, suites_cuda_copy);
 }
