@@ -48,9 +48,10 @@ struct nvrm_client {
     nvrm_handle_t           next_handle;
 };
 
-/* What can be told without CUDA or an RM call: /sys/module/nvidia/version
- * names a validated branch and /dev/nvidiactl opens.  0, -ENODEV (no
- * driver), -ENOTSUP (branch not validated), -errno. */
+/* What can be told without CUDA or the driver: /sys/module/nvidia/version
+ * names a validated branch and /dev/nvidiactl is there, read-write for us
+ * (not opened).  0, -ENODEV (no driver), -ENOTSUP (branch not validated),
+ * -errno. */
 int nvrm_client_precheck(void);
 
 /* Version check, root client.  0, -ENODEV (no driver), -ENOTSUP (driver
