@@ -163,7 +163,9 @@ static void ut_aside_outcome(const char *tls, struct ut_outcome *o)
              strstr(out, "transfer returned") ? "transfer returned" :
                                                 "no transfer");
     o->gdrx_error   = strstr(out, "not copied: gdrx maps nothing") != NULL;
+    /* UCX's backtrace, or a sanitizer's report */
     bt              = strstr(out, "backtrace");
+    bt              = (bt != NULL) ? bt : strstr(out, "Sanitizer");
     o->gdrx_crashed = (bt != NULL) && (strstr(bt, "libuct_gdrx") != NULL);
     if (!strstr(out, "worker up") || o->gdrx_crashed) {
         fprintf(stderr, "    child %s said:\n%s\n", tls, out);
