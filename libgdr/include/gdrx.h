@@ -128,9 +128,9 @@ struct gdrx_open_params {
  * CUDA (for code that lists devices in processes that may never use a GPU).
  * gdrdrv: its device node opens and passes the version check; nvrm:
  * /sys/module/nvidia/version names a validated driver branch and
- * /dev/nvidiactl opens; dmabuf needs CUDA, so it counts only where the
- * program already loaded libcuda and initialised CUDA, and CUDA sees a GPU.
- * gdrx_open refuses the flag (-EINVAL).
+ * /dev/nvidiactl is there, read-write (not opened); dmabuf needs CUDA, so
+ * it counts only where the program already loaded libcuda and initialised
+ * CUDA, and CUDA sees a GPU.  gdrx_open refuses the flag (-EINVAL).
  */
 #define GDRX_PROBE_FLAG_NO_CUDA 1u
 
