@@ -92,7 +92,7 @@ static int module_dir(const char *exe, char *buf, size_t len)
 
 static const char *const preload_fix =
     "LD_PRELOAD=" GDRX_UCX_MODULEDIR "/libuct_gdrx.so.0 (with Open MPI: mpirun -x "
-    "LD_PRELOAD=...); UCX 1.21 and newer also load it from their module directory "
+    "LD_PRELOAD=...); UCX 1.22 and newer also load it from their module directory "
     "(ucx_plugin/README.md)";
 
 void info_ucx(struct info_report *r)

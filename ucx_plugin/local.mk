@@ -20,7 +20,11 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_dma.c \
 	ucx_plugin/uct_gdrx_cuda.h \
 	ucx_plugin/uct_gdrx_cuda.c \
+	ucx_plugin/uct_gdrx_gpu.h \
+	ucx_plugin/uct_gdrx_gpu.c \
 	ucx_plugin/uct_gdrx_keycache.c \
+	ucx_plugin/uct_gdrx_ep_copy.h \
+	ucx_plugin/uct_gdrx_ep_copy.c \
 	ucx_plugin/uct_gdrx_ep.c \
 	ucx_plugin/uct_gdrx_stats.c \
 	ucx_plugin/uct_gdrx_version.c

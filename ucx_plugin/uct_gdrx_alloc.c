@@ -35,10 +35,10 @@ ucs_status_t uct_gdrx_md_mem_alloc(uct_md_h tl_md, size_t *length_p,
     }
 
     /* libcuda loaded and the memory events on before the allocation, so
-     * UCX's memory-type cache learns of it */
-    status = uct_gdrx_md_activate(md);
-    if (status != UCS_OK) {
-        return status;
+     * UCX's memory-type cache learns of it; standing aside, gdrx allocates
+     * nothing (its query stops offering it from then on) */
+    if (uct_gdrx_md_activate(md) != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;
     }
 
     /* as UCX's cuda_copy: in the calling thread's current context */

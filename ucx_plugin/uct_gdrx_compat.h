@@ -230,13 +230,16 @@ static inline void uct_gdrx_md_attr_base(uct_md_attr_v2_t *attr)
                      sizeof((_attr)->component_name))
 #endif
 
-/* Device memory has no host PFN to check, but UCX (1.13 to 1.22 at least)
- * enforces the LRU limits (RCACHE_MAX_REGIONS/SIZE) only on the path that
- * records PFNs (ucs_rcache_create_region); the recorded values are never
- * compared unless UCX_RCACHE_CHECK_PFN is set. */
+/* Registration cache flags gdrx adds to its configuration's
+ * (RCACHE_PURGE_ON_FORK).  From 1.21 the LRU list (RCACHE_MAX_REGIONS/SIZE)
+ * takes its own lock only when asked, and gdrx bounds its cache by default,
+ * so the LRU is always on: gdrx's lookups run under the cache's read lock
+ * and its puts under none, as gdr_copy's (UCX #11149).  No NO_PFN_CHECK
+ * although device memory has no host PFN: UCX (1.13 to 1.22 at least)
+ * enforces the LRU limits only on the path that records PFNs
+ * (ucs_rcache_create_region), and compares them only with
+ * UCX_RCACHE_CHECK_PFN set. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 21)
-/* From 1.21 the LRU is locked only on request, and gdrx bounds its cache
- * by default (RCACHE_MAX_REGIONS/SIZE), so the LRU is always on. */
 #  define UCT_GDRX_RCACHE_FLAGS UCS_RCACHE_FLAG_NEED_LRU_LOCK
 #else
 #  define UCT_GDRX_RCACHE_FLAGS 0

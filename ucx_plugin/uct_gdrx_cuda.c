@@ -25,7 +25,7 @@
 /* System devices by ordinal, found once each (0 = not looked up yet). */
 #define UCT_GDRX_CUDA_MAX_DEVICES    64
 
-static pthread_once_t uct_gdrx_cuda_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t uct_gdrx_cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_cuda_api_t uct_gdrx_cuda;
 static int uct_gdrx_cuda_found;
 static unsigned uct_gdrx_cuda_sys_devs[UCT_GDRX_CUDA_MAX_DEVICES];
@@ -42,6 +42,8 @@ static const struct {
     UCT_GDRX_CUDA_SYM(ctx_get_current,        "cuCtxGetCurrent"),
     UCT_GDRX_CUDA_SYM(device_get,             "cuDeviceGet"),
     UCT_GDRX_CUDA_SYM(device_get_attribute,   "cuDeviceGetAttribute"),
+    UCT_GDRX_CUDA_SYM(device_get_count,       "cuDeviceGetCount"),
+    UCT_GDRX_CUDA_SYM(ctx_get_device,         "cuCtxGetDevice"),
     UCT_GDRX_CUDA_SYM(pointer_get_attributes, "cuPointerGetAttributes"),
     UCT_GDRX_CUDA_SYM(ctx_push_current,       "cuCtxPushCurrent_v2"),
     UCT_GDRX_CUDA_SYM(ctx_pop_current,        "cuCtxPopCurrent_v2"),
@@ -63,6 +65,8 @@ static const struct {
 #define UCT_GDRX_CUDA_OPTIONAL ucs_offsetof(uct_gdrx_cuda_api_t, ctx_get_id)
 
 
+/* Called until libcuda is there: UCP lists resources before libgdrx (or
+ * the program) loads it, and the copies need it later. */
 static void uct_gdrx_cuda_load(void)
 {
     /* RTLD_NOLOAD: only the libcuda already in the process; the handle
@@ -72,27 +76,37 @@ static void uct_gdrx_cuda_load(void)
     size_t i;
 
     if (handle == NULL) {
-        ucs_debug("gdrx: no libcuda loaded");
         return;
     }
 
-    uct_gdrx_cuda_found = 1;
     for (i = 0; i < ucs_static_array_size(uct_gdrx_cuda_syms); ++i) {
         fn = dlsym(handle, uct_gdrx_cuda_syms[i].symbol);
         if ((fn == NULL) &&
             (uct_gdrx_cuda_syms[i].offset < UCT_GDRX_CUDA_OPTIONAL)) {
             ucs_debug("gdrx: libcuda lacks %s", uct_gdrx_cuda_syms[i].symbol);
-            uct_gdrx_cuda_found = 0;
+            dlclose(handle);
+            return;
         }
         memcpy((char*)&uct_gdrx_cuda + uct_gdrx_cuda_syms[i].offset, &fn,
                sizeof(fn));
     }
+
+    __atomic_store_n(&uct_gdrx_cuda_found, 1, __ATOMIC_RELEASE);
 }
 
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void)
 {
-    pthread_once(&uct_gdrx_cuda_once, uct_gdrx_cuda_load);
-    return uct_gdrx_cuda_found ? &uct_gdrx_cuda : NULL;
+    if (ucs_likely(__atomic_load_n(&uct_gdrx_cuda_found, __ATOMIC_ACQUIRE))) {
+        return &uct_gdrx_cuda;
+    }
+
+    pthread_mutex_lock(&uct_gdrx_cuda_lock);
+    if (!uct_gdrx_cuda_found) {
+        uct_gdrx_cuda_load();
+    }
+    pthread_mutex_unlock(&uct_gdrx_cuda_lock);
+    return __atomic_load_n(&uct_gdrx_cuda_found, __ATOMIC_ACQUIRE) ?
+           &uct_gdrx_cuda : NULL;
 }
 
 const char *uct_gdrx_cuda_error_string(int error)

@@ -26,6 +26,9 @@ typedef struct uct_gdrx_cuda_api {
     int (*ctx_get_current)(void **ctx);
     int (*device_get)(int *device, int ordinal);
     int (*device_get_attribute)(int *value, int attribute, int device);
+    /* the interface's system device (uct_gdrx_gpu.c) */
+    int (*device_get_count)(int *count);
+    int (*ctx_get_device)(int *device);
     /* the copy engine's (uct_gdrx_dma.c) */
     int (*pointer_get_attributes)(unsigned count, const int *attributes,
                                   void **data, unsigned long long ptr);
@@ -51,7 +54,11 @@ typedef struct uct_gdrx_cuda_api {
 } uct_gdrx_cuda_api_t;
 
 
-/* The entry points, or NULL when no libcuda is in the process. */
+/* CUresult values the transport tells apart. */
+#define UCT_GDRX_CUDA_SUCCESS          0
+
+/* The entry points, or NULL while no libcuda is in the process (asked
+ * again at the next call). */
 const uct_gdrx_cuda_api_t *uct_gdrx_cuda_api(void);
 
 /* A CUDA driver error as text, for logs. */

@@ -3,6 +3,7 @@
  * host buffer and the BAR mapping named by the remote key, by the CPU (or,
  * GPU to host from DMA_THRESH on, by the copy engine), finished before it
  * returns (so zcopy and get_bcopy complete in place, never pending).
+ * Reaching the device memory of one copy: uct_gdrx_ep_copy.h.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,8 +12,8 @@
 #endif
 
 #include "uct_gdrx_ep.h"
+#include "uct_gdrx_ep_copy.h"
 #include "uct_gdrx_dma.h"
-#include "uct_gdrx_cuda.h"
 
 #include <string.h>
 #include <ucs/debug/log.h>
@@ -25,190 +26,6 @@
  * larger ones come from the heap), and the chunks of GPU-to-GPU zcopy. */
 #define UCT_GDRX_EP_STACK_BOUNCE 8192
 
-
-/* The CPU address of [remote_addr, remote_addr + length) in the key's
- * mapping: the one remote range check of every keyed copy, by the CPU or
- * by the copy engine (which libgdrx's own check does not cover). */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
-                    size_t length, void **mapped_p)
-{
-    if (ucs_unlikely(!uct_gdrx_range_holds(key->dptr, key->length,
-                                           remote_addr, length))) {
-        ucs_debug("gdrx: 0x%" PRIx64 " length %zu is outside the remote key "
-                  "0x%" PRIx64 " length %" PRIu64, remote_addr, length,
-                  key->dptr, key->length);
-        return UCS_ERR_OUT_OF_RANGE;
-    }
-
-    *mapped_p = (void*)(uintptr_t)(key->cpu_ptr + (remote_addr - key->dptr));
-    return UCS_OK;
-}
-
-/* Copy between buffer and remote_addr, one of them device memory gdrx
- * could not pin (dev_addr), by the copy engine, which nothing can replace
- * here; memory CUDA freed is UCS_ERR_INVALID_ADDR, as on the pinned
- * paths. */
-static UCS_F_NOINLINE ucs_status_t
-uct_gdrx_ep_copy_unpinned(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
-                          void *buffer, size_t length, uint64_t remote_addr,
-                          uint64_t dev_addr)
-{
-    void *remote = (void*)(uintptr_t)remote_addr;
-    ucs_status_t status;
-
-    if (length == 0) {
-        return UCS_OK;
-    }
-
-    status = (dir == UCT_GDRX_DIR_PUT) ?
-             uct_gdrx_dma_copy(&iface->dma, remote, buffer, length,
-                               dev_addr) :
-             uct_gdrx_dma_copy(&iface->dma, buffer, remote, length,
-                               dev_addr);
-    if (ucs_likely(status == UCS_OK)) {
-        return UCS_OK;
-    } else if (uct_gdrx_mem_is_host((void*)(uintptr_t)dev_addr, length)) {
-        ucs_debug("gdrx: 0x%" PRIx64 " was freed", dev_addr);
-        return UCS_ERR_INVALID_ADDR;
-    } else if (status == UCS_ERR_UNSUPPORTED) {
-        ucs_error("gdrx: cannot copy %zu bytes at 0x%" PRIx64 ": not pinned, "
-                  "and no copy engine for it", length, dev_addr);
-        return UCS_ERR_IO_ERROR;
-    }
-    return status;
-}
-
-/* Copy length bytes between buffer and remote_addr of the key's range. */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
-                 size_t length, uint64_t remote_addr, uct_rkey_t rkey)
-{
-    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
-    ucs_status_t status;
-    gdrx_pin_t pin;
-    void *mapped;
-    int ret;
-
-    if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
-        /* a host registration: the remote address is memory of this process */
-        if (dir == UCT_GDRX_DIR_PUT) {
-            memcpy((void*)(uintptr_t)remote_addr, buffer, length);
-        } else {
-            memcpy(buffer, (void*)(uintptr_t)remote_addr, length);
-        }
-        return UCS_OK;
-    }
-
-    if (length == 0) {
-        return UCS_OK; /* nothing to reach, whatever the key */
-    }
-
-    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-        return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
-                                         remote_addr, remote_addr);
-    }
-
-    pin.id = key->pin_id;
-    if (dir == UCT_GDRX_DIR_PUT) {
-        ret = gdrx_copy_to_mapping(pin, mapped, buffer, length);
-    } else {
-        ret = gdrx_copy_from_mapping(pin, buffer, mapped, length);
-    }
-
-    if (ucs_unlikely(ret != 0)) {
-        ucs_debug("gdrx: copy at 0x%" PRIx64 " length %zu failed: %s",
-                  remote_addr, length, gdrx_strerror(ret));
-        return uct_gdrx_md_status(ret);
-    }
-
-    return UCS_OK;
-}
-
-/* A key made on the spot for an address of this process. */
-typedef struct uct_gdrx_ep_local_key {
-    uct_gdrx_key_t key;
-    uct_gdrx_mem_t *mem;
-} uct_gdrx_ep_local_key_t;
-
-/* UCX's memory-type pipelines (1.13's shared-memory rendezvous) call the
- * memtype endpoint with no remote key: the remote address is then memory of
- * this process.  Register it through the MD (a cache hit after the first
- * time) and use that registration's key. */
-static ucs_status_t
-uct_gdrx_ep_key_by_address(uct_gdrx_iface_t *iface, uint64_t remote_addr,
-                           size_t length, uct_gdrx_ep_local_key_t *local)
-{
-    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
-    ucs_status_t status;
-    uct_mem_h memh;
-
-    status = uct_gdrx_md_reg(md, (void*)(uintptr_t)remote_addr, length,
-                             UCT_MD_MEM_ACCESS_ALL, &memh);
-    if (status != UCS_OK) {
-        ucs_debug("gdrx: no mapping for key-less access to 0x%" PRIx64
-                  " length %zu: %s", remote_addr, length,
-                  ucs_status_string(status));
-        return status;
-    }
-
-    local->mem = memh;
-    uct_gdrx_mem_pack_key(local->mem, &local->key);
-    return UCS_OK;
-}
-
-static void uct_gdrx_ep_key_release(uct_gdrx_iface_t *iface,
-                                    uct_gdrx_ep_local_key_t *local)
-{
-    uct_gdrx_md_dereg(ucs_derived_of(iface->super.md, uct_gdrx_md_t),
-                      local->mem);
-}
-
-static ucs_status_t
-uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
-                         void *buffer, size_t length, uint64_t remote_addr)
-{
-    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
-    const uct_gdrx_keycache_entry_t *held;
-    uct_gdrx_ep_local_key_t local;
-    ucs_status_t status;
-
-    if (iface->keycache.enabled) {
-        held = uct_gdrx_keycache_find(&iface->keycache, remote_addr, length);
-        if (held != NULL) {
-            if (ucs_likely(uct_gdrx_mem_is_current(md, held->mem))) {
-                status = uct_gdrx_ep_copy(iface, dir, buffer, length,
-                                          remote_addr, (uintptr_t)&held->key);
-                if (ucs_likely(status == UCS_OK)) {
-                    return UCS_OK;
-                }
-            }
-            /* CUDA freed it: libgdrx revoked the pin (nothing was copied),
-             * or a graph's free node did (the buffer id changed) */
-            uct_gdrx_keycache_drop(&iface->keycache, md, held->mem);
-        }
-    }
-
-    status = uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
-                              (uintptr_t)&local.key);
-    if ((status == UCS_OK) && iface->keycache.enabled &&
-        (local.mem->kind == UCT_GDRX_MEM_KIND_MAPPED)) {
-        uct_gdrx_keycache_add(&iface->keycache, md, local.mem);
-    } else {
-        uct_gdrx_ep_key_release(iface, &local);
-    }
-    return status;
-}
 
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,

@@ -12,6 +12,7 @@
 #include "uct_gdrx_iface.h"
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_ep.h"
+#include "uct_gdrx_gpu.h"
 
 #include <limits.h>
 #include <string.h>
@@ -120,6 +121,22 @@ static void uct_gdrx_iface_set_caps(uct_iface_attr_t *attr, size_t seg_size)
     attr->cap.am.max_iov         = 1;
 }
 
+/* Standing aside (the MD's set-up failed), the interface offers only
+ * what UCP cannot do without.  UCP fixed at ucp_init that the MD reaches
+ * CUDA memory, and for that memory type builds a memory-type endpoint whose
+ * lanes must include a local PUT_SHORT one (1.13 to 1.22: without it
+ * ucp_worker_create fails): short put and get stay, with figures that any
+ * other transport (cuda_copy) beats, so that they are used only where
+ * nothing else is, for memory that nothing claims as CUDA memory then. */
+static void uct_gdrx_iface_set_aside_caps(uct_iface_attr_t *attr)
+{
+    attr->cap.flags         = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                              UCT_IFACE_FLAG_PUT_SHORT |
+                              UCT_IFACE_FLAG_GET_SHORT;
+    attr->cap.put.max_short = UINT_MAX;
+    attr->cap.get.max_short = UINT_MAX;
+}
+
 static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
                                          uct_iface_attr_t *attr)
 {
@@ -129,15 +146,20 @@ static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
     attr->iface_addr_len  = sizeof(uct_gdrx_iface_addr_t);
     attr->device_addr_len = 0;
     attr->ep_addr_len     = 0;
-    attr->cap.flags       = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                            UCT_IFACE_FLAG_PUT_SHORT |
-                            UCT_IFACE_FLAG_PUT_BCOPY |
-                            UCT_IFACE_FLAG_PUT_ZCOPY |
-                            UCT_IFACE_FLAG_GET_SHORT |
-                            UCT_IFACE_FLAG_GET_BCOPY |
-                            UCT_IFACE_FLAG_GET_ZCOPY |
-                            UCT_IFACE_FLAG_PENDING;
-    uct_gdrx_iface_set_caps(attr, iface->seg_size);
+    if (uct_gdrx_md_is_aside(ucs_derived_of(iface->super.md,
+                                            uct_gdrx_md_t))) {
+        uct_gdrx_iface_set_aside_caps(attr);
+    } else {
+        attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                          UCT_IFACE_FLAG_PUT_SHORT |
+                          UCT_IFACE_FLAG_PUT_BCOPY |
+                          UCT_IFACE_FLAG_PUT_ZCOPY |
+                          UCT_IFACE_FLAG_GET_SHORT |
+                          UCT_IFACE_FLAG_GET_BCOPY |
+                          UCT_IFACE_FLAG_GET_ZCOPY |
+                          UCT_IFACE_FLAG_PENDING;
+        uct_gdrx_iface_set_caps(attr, iface->seg_size);
+    }
 
     /* One figure for the whole iface: the slow direction, so that nothing
      * plans with the write speed for reads (estimate_perf is per op). */
@@ -264,7 +286,6 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     const uct_gdrx_iface_config_t *config =
             ucs_derived_of(tl_config, uct_gdrx_iface_config_t);
     uct_gdrx_md_t *gdrx_md = ucs_derived_of(md, uct_gdrx_md_t);
-    ucs_status_t status;
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gdrx_iface_ops,
                               &uct_gdrx_iface_internal_ops, md, worker, params,
@@ -286,12 +307,6 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    /* only now, with a valid configuration: libgdrx's hooks go in here */
-    status = uct_gdrx_md_activate(gdrx_md);
-    if (status != UCS_OK) {
-        return status;
-    }
-
     self->id                    = ucs_generate_uuid((uintptr_t)self);
     self->seg_size              = config->seg_size;
     self->lat[UCT_GDRX_DIR_PUT] = config->put_lat;
@@ -300,6 +315,18 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
     self->overhead              = config->overhead;
     self->dma_thresh            = config->dma_thresh;
+
+    /* only now, with a valid configuration: libgdrx's hooks go in here.  A
+     * set-up that fails (said once by the MD) leaves the interface open,
+     * standing aside, so that the worker and the job go on without gdrx */
+    if (uct_gdrx_md_activate(gdrx_md) != UCS_OK) {
+        ucs_debug("gdrx: interface %p stands aside", self);
+        self->lat[UCT_GDRX_DIR_PUT] = UCT_GDRX_ASIDE_LATENCY;
+        self->lat[UCT_GDRX_DIR_GET] = UCT_GDRX_ASIDE_LATENCY;
+        self->bw[UCT_GDRX_DIR_PUT]  = UCT_GDRX_ASIDE_BANDWIDTH;
+        self->bw[UCT_GDRX_DIR_GET]  = UCT_GDRX_ASIDE_BANDWIDTH;
+        self->overhead              = UCT_GDRX_ASIDE_LATENCY;
+    }
     memset(self->counters, 0, sizeof(self->counters));
     self->counting = uct_gdrx_stats_wanted(gdrx_md->stats_dump);
     /* Only where libgdrx itself revokes pins at CUDA frees (every free
@@ -333,7 +360,7 @@ static ucs_status_t uct_gdrx_query_devices(uct_md_h md,
 {
     return uct_single_device_resource(md, UCT_GDRX_DEV_NAME,
                                       UCT_DEVICE_TYPE_ACC,
-                                      UCS_SYS_DEVICE_ID_UNKNOWN, devices_p,
+                                      uct_gdrx_gpu_sys_dev(), devices_p,
                                       num_devices_p);
 }
 

@@ -17,6 +17,10 @@
 #define UCT_GDRX_MAX_IOV      16
 #define UCT_GDRX_MAX_SEG_SIZE (64 * 1024)
 
+/* What an interface standing aside reports: slower than any transport. */
+#define UCT_GDRX_ASIDE_LATENCY   1e-3 /* seconds, also its overhead */
+#define UCT_GDRX_ASIDE_BANDWIDTH 1e6  /* bytes per second */
+
 
 typedef uint64_t uct_gdrx_iface_addr_t;
 

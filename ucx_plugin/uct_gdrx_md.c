@@ -12,6 +12,7 @@
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_cuda.h"
+#include "uct_gdrx_gpu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -145,13 +146,19 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
      * the mapping by address); UCX 1.13's rendezvous pipelines even pass
      * no key at all. */
     UCT_GDRX_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
-                                              UCT_MD_FLAG_NEED_MEMH |
-                                              UCT_MD_FLAG_ALLOC;
+                                              UCT_MD_FLAG_NEED_MEMH;
     /* Host registration is a no-op the memtype endpoint requires. */
     UCT_GDRX_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST) |
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA);
-    /* a UCX without CUDA has no other way to allocate CUDA memory */
-    UCT_GDRX_MD_CAP(attr, alloc_mem_types)  = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    /* A UCX without CUDA has no other way to allocate CUDA memory.  UCT
+     * asks again at each allocation and takes the first MD that offers it:
+     * standing aside, leave it to another (cuda_copy) or to none. */
+    if (uct_gdrx_md_is_aside(md)) {
+        UCT_GDRX_MD_CAP(attr, alloc_mem_types) = 0;
+    } else {
+        UCT_GDRX_MD_CAP(attr, flags)          |= UCT_MD_FLAG_ALLOC;
+        UCT_GDRX_MD_CAP(attr, alloc_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    }
     UCT_GDRX_MD_CAP(attr, access_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_CUDA);
     UCT_GDRX_MD_CAP(attr, detect_mem_types) = md->detect ?
                                               UCS_BIT(UCS_MEMORY_TYPE_CUDA) : 0;
@@ -177,7 +184,12 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
 
     status = uct_gdrx_md_activate(md);
     if (ucs_unlikely(status != UCS_OK)) {
-        return status;
+        /* Standing aside.  UCP registers on every MD of the memory type and
+         * drops the whole registration if one fails: succeed, mapping
+         * nothing (a copy through it fails; UCP picks no gdrx lane that
+         * would make one). */
+        *memh_p = &uct_gdrx_empty_memh;
+        return UCS_OK;
     }
 
     if (md->rcache != NULL) {
@@ -272,10 +284,12 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
     ucs_status_t status;
     int ret;
 
-    /* UCX may cache what is found here: the free events must be on */
+    /* UCX may cache what is found here: the free events must be on.
+     * Standing aside, claim nothing: another MD's detection answers, or
+     * UCP takes the memory for host memory, as without gdrx. */
     status = uct_gdrx_md_activate(ucs_derived_of(tl_md, uct_gdrx_md_t));
     if (ucs_unlikely(status != UCS_OK)) {
-        return status;
+        return UCS_ERR_UNSUPPORTED;
     }
 
     ret = gdrx_mem_query((uintptr_t)address, &info);
@@ -376,6 +390,10 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
                                                         uct_gdrx_md_config_t);
     uct_gdrx_md_t *md;
 
+    if (uct_gdrx_version_check() != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     if ((config->reg_window != UCS_MEMUNITS_INF) &&
         (!ucs_is_pow2(config->reg_window) ||
          (config->reg_window < UCT_GDRX_GPU_PAGE))) {
@@ -412,30 +430,37 @@ err_free_md:
     return UCS_ERR_NO_MEMORY;
 }
 
-/* One MD if libgdrx finds a usable GPU and backend.  A probe, not
- * gdrx_open: listing resources must not install libgdrx's hooks. */
+/* The backend UCX_GDRX_BACKEND (environment, ucx.conf) names. */
+static gdrx_backend_t uct_gdrx_md_configured_backend(void)
+{
+    gdrx_backend_t backend = GDRX_BACKEND_AUTO;
+    uct_md_config_t *md_config;
+
+    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
+        UCS_OK) {
+        backend = (gdrx_backend_t)ucs_derived_of(md_config,
+                                                 uct_gdrx_md_config_t)->backend;
+        uct_config_release(md_config);
+    }
+    return backend;
+}
+
+/* One MD where the process may reach a GPU through a backend the
+ * configuration allows.  UCP lists every component, also those UCX_TLS
+ * leaves out: nothing is loaded or initialised here.  What can fail only
+ * later (CUDA, the backend's own open, a configuration UCP changed) makes
+ * the MD stand aside at its first use (uct_gdrx_md_setup.c). */
 static ucs_status_t
 uct_gdrx_query_md_resources(uct_component_t *component,
                             uct_md_resource_desc_t **resources_p,
                             unsigned *num_resources_p)
 {
-    struct gdrx_open_params params;
-    uct_md_config_t *md_config;
-    int ret;
-
-    /* the backend the MD would open (UCX_GDRX_BACKEND, ucx.conf) */
-    gdrx_open_params_init(&params);
-    if (uct_md_config_read(&uct_gdrx_component, NULL, NULL, &md_config) ==
-        UCS_OK) {
-        params.backend = (gdrx_backend_t)ucs_derived_of(
-                md_config, uct_gdrx_md_config_t)->backend;
-        uct_config_release(md_config);
+    if (uct_gdrx_version_check() != UCS_OK) {
+        /* said once on stderr; UCX's logger is of the other release */
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 
-    ret = gdrx_probe(&params, NULL);
-    if (ret != 0) {
-        ucs_debug("gdrx: no usable GPU (%s), no gdrx resource",
-                  gdrx_strerror(ret));
+    if (!uct_gdrx_gpu_reachable(uct_gdrx_md_configured_backend())) {
         return uct_md_query_empty_md_resource(resources_p, num_resources_p);
     }
 

@@ -31,7 +31,8 @@ extern uct_component_t uct_gdrx_component;
  * libgdrx could not pin is copied by CUDA instead of failing the job. */
 typedef enum uct_gdrx_mem_kind {
     UCT_GDRX_MEM_KIND_HOST     = 1, /**< host memory: reg is a no-op */
-    UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< zero-length device registration */
+    UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< maps nothing: zero length, or the
+                                         MD stands aside */
     UCT_GDRX_MEM_KIND_MAPPED   = 3, /**< device memory pinned and mapped */
     UCT_GDRX_MEM_KIND_UNPINNED = 4  /**< device memory the pin failed on:
                                          the copy engine copies it */
@@ -115,11 +116,14 @@ typedef struct uct_gdrx_md_config {
 /* Where the MD stands.  UCP opens the MD of every component it finds, also
  * when UCX_TLS leaves gdrx out, so opening changes nothing in the process:
  * libgdrx's context (and its CUDA free hooks), the event bridge and the
- * registration cache come with the first use (uct_gdrx_md_activate). */
+ * registration cache come with the first use (uct_gdrx_md_activate).  A
+ * set-up that fails makes the MD stand aside rather than fail the job: UCP
+ * fixed its view of the MD at ucp_init, so every operation still answers,
+ * in a way that routes nothing to gdrx (see uct_gdrx_md_setup.c). */
 typedef enum uct_gdrx_md_state {
     UCT_GDRX_MD_STATE_IDLE   = 0, /**< opened by UCX, nothing set up yet */
     UCT_GDRX_MD_STATE_READY  = 1, /**< context, events and cache set up */
-    UCT_GDRX_MD_STATE_FAILED = 2  /**< set-up failed: every use fails */
+    UCT_GDRX_MD_STATE_ASIDE  = 2  /**< set-up failed: gdrx stands aside */
 } uct_gdrx_md_state_t;
 
 
@@ -160,7 +164,8 @@ void uct_gdrx_md_setup_init(uct_gdrx_md_t *md,
 ucs_status_t uct_gdrx_md_activate_slow(uct_gdrx_md_t *md);
 void uct_gdrx_md_setup_cleanup(uct_gdrx_md_t *md);
 
-/* Make the MD usable (context, events, cache): UCS_OK once set up. */
+/* Make the MD usable (context, events, cache): UCS_OK once set up, else
+ * the set-up's error, and the MD stands aside from then on. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_md_activate(uct_gdrx_md_t *md)
 {
@@ -169,6 +174,13 @@ uct_gdrx_md_activate(uct_gdrx_md_t *md)
         return UCS_OK;
     }
     return uct_gdrx_md_activate_slow(md);
+}
+
+/* 1 once the MD's set-up failed: it stands aside for good. */
+static UCS_F_ALWAYS_INLINE int uct_gdrx_md_is_aside(uct_gdrx_md_t *md)
+{
+    return __atomic_load_n(&md->state, __ATOMIC_ACQUIRE) ==
+           UCT_GDRX_MD_STATE_ASIDE;
 }
 
 /* uct_gdrx_mem.c: whether mem still names the allocation it was made for
@@ -231,6 +243,10 @@ ucs_status_t uct_gdrx_md_mem_alloc(uct_md_h tl_md, size_t *length_p,
                                    void **address_p, UCT_GDRX_MEM_ALLOC_ARGS,
                                    const char *alloc_name, uct_mem_h *memh_p);
 ucs_status_t uct_gdrx_md_mem_free(uct_md_h tl_md, uct_mem_h memh);
+
+/* uct_gdrx_version.c: UCS_OK if the running UCX is the release gdrx was
+ * built for (or cannot tell: no libucp); UCS_ERR_UNSUPPORTED once refused */
+ucs_status_t uct_gdrx_version_check(void);
 
 /* uct_gdrx_stats.c */
 /* 1 unless UCX_GDRX_STATS_DUMP says no */

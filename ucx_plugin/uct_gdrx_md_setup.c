@@ -5,6 +5,14 @@
  * of every component, also of transports UCX_TLS leaves out; those must
  * leave the process as they found it.
  *
+ * A set-up that fails (a backend that does not open, CUDA that does not
+ * initialise) does not fail the job: the MD stands aside.  UCP took the
+ * MD's capabilities at ucp_init, before this, and would fail a registration
+ * or a worker for an MD or interface that refuses, so they still answer:
+ * the interface opens with only what UCP cannot do without, at figures
+ * any transport beats (uct_gdrx_iface.c), memory queries claim nothing,
+ * registrations map nothing (uct_gdrx_md.c).
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifdef HAVE_CONFIG_H
@@ -14,7 +22,13 @@
 #include "uct_gdrx_md.h"
 #include "uct_gdrx_events.h"
 
+#include <stdio.h>
 #include <ucs/debug/log.h>
+
+
+/* The first MD of the process that stands aside says why as a warning,
+ * later ones (more UCP contexts) at diag level. */
+static int uct_gdrx_md_aside_said;
 
 
 void uct_gdrx_md_setup_init(uct_gdrx_md_t *md,
@@ -30,7 +44,8 @@ void uct_gdrx_md_setup_init(uct_gdrx_md_t *md,
     pthread_mutex_init(&md->setup_lock, NULL);
 }
 
-static ucs_status_t uct_gdrx_md_open_ctx(uct_gdrx_md_t *md)
+static ucs_status_t uct_gdrx_md_open_ctx(uct_gdrx_md_t *md, char *why,
+                                         size_t why_len)
 {
     struct gdrx_open_params params;
     int ret;
@@ -39,8 +54,9 @@ static ucs_status_t uct_gdrx_md_open_ctx(uct_gdrx_md_t *md)
     params.backend = md->setup.backend;
     ret            = gdrx_open(&params, &md->ctx);
     if (ret != 0) {
-        ucs_error("gdrx: cannot open a libgdrx context: %s",
-                  gdrx_strerror(ret));
+        snprintf(why, why_len, "cannot open a libgdrx context (backend %s): "
+                 "%s", gdrx_backend_name(md->setup.backend),
+                 gdrx_strerror(ret));
     }
     return uct_gdrx_md_status(ret);
 }
@@ -52,7 +68,8 @@ static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)
     }
 }
 
-static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
+static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md, char *why,
+                                      size_t why_len)
 {
     ucs_status_t status;
 
@@ -66,7 +83,7 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
     md->events       = (md->events_state == UCT_GDRX_EVENTS_BRIDGED) ||
                        (md->events_state == UCT_GDRX_EVENTS_UCX_HOOKS);
 
-    status = uct_gdrx_md_open_ctx(md);
+    status = uct_gdrx_md_open_ctx(md, why, why_len);
     if (status != UCS_OK) {
         uct_gdrx_md_put_events(md);
         md->events_state = UCT_GDRX_EVENTS_OFF;
@@ -76,8 +93,8 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
     if (md->setup.enable_rcache != UCS_NO) {
         status = uct_gdrx_rcache_create(md);
         if ((status != UCS_OK) && (md->setup.enable_rcache == UCS_YES)) {
-            ucs_error("gdrx: failed to create the registration cache: %s",
-                      ucs_status_string(status));
+            snprintf(why, why_len, "cannot create the registration cache "
+                     "(RCACHE=yes): %s", ucs_status_string(status));
             uct_gdrx_md_put_events(md);
             md->events_state = UCT_GDRX_EVENTS_OFF;
             gdrx_close(md->ctx);
@@ -94,19 +111,35 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md)
     return UCS_OK;
 }
 
+/* Why the MD stands aside, once a warning per process: UCX goes on with
+ * its other transports, and GPU memory is what they make of it. */
+static void uct_gdrx_md_say_aside(const char *why)
+{
+    ucs_log_level_t level = __atomic_exchange_n(&uct_gdrx_md_aside_said, 1,
+                                                __ATOMIC_RELAXED) ?
+                            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_WARN;
+
+    ucs_log(level, "gdrx: %s; gdrx stands aside: UCX goes on with its "
+            "other transports, and no GPU memory goes through gdrx", why);
+}
+
 ucs_status_t uct_gdrx_md_activate_slow(uct_gdrx_md_t *md)
 {
+    char why[256] = "set-up failed";
     ucs_status_t status;
 
     pthread_mutex_lock(&md->setup_lock);
     switch (md->state) {
     case UCT_GDRX_MD_STATE_IDLE:
-        status           = uct_gdrx_md_setup(md);
+        status           = uct_gdrx_md_setup(md, why, sizeof(why));
         md->setup.status = status;
         /* a failed set-up is not retried: each try costs a CUDA and
-         * driver round, and the error was reported once */
+         * driver round; the MD stands aside from now on */
+        if (status != UCS_OK) {
+            uct_gdrx_md_say_aside(why);
+        }
         __atomic_store_n(&md->state, (status == UCS_OK) ?
-                         UCT_GDRX_MD_STATE_READY : UCT_GDRX_MD_STATE_FAILED,
+                         UCT_GDRX_MD_STATE_READY : UCT_GDRX_MD_STATE_ASIDE,
                          __ATOMIC_RELEASE);
         break;
     case UCT_GDRX_MD_STATE_READY:

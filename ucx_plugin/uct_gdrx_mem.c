@@ -21,7 +21,9 @@
  * that registers host memory, and a CPU copy needs nothing registered. */
 uct_gdrx_mem_t uct_gdrx_host_memh = {.kind = UCT_GDRX_MEM_KIND_HOST};
 
-/* The memh of every zero-length registration. */
+/* The memh of every registration that maps nothing: zero-length ones, and
+ * all of them while the MD stands aside (a copy through it finds no byte
+ * in range and fails). */
 uct_gdrx_mem_t uct_gdrx_empty_memh = {.kind = UCT_GDRX_MEM_KIND_EMPTY};
 
 

@@ -82,7 +82,7 @@ void uct_gdrx_rcache_params_init(ucs_rcache_params_t *params,
     params->region_struct_size = sizeof(uct_gdrx_rcache_region_t);
     UCT_GDRX_RCACHE_SET_MAX_ALIGNMENT(params, UCT_GDRX_GPU_PAGE);
     params->ops                = &uct_gdrx_rcache_ops;
-    params->flags              = UCT_GDRX_RCACHE_FLAGS;
+    params->flags             |= UCT_GDRX_RCACHE_FLAGS;
 }
 
 ucs_status_t uct_gdrx_rcache_create(uct_gdrx_md_t *md)

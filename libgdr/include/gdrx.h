@@ -118,8 +118,21 @@ struct gdrx_open_params {
     gdrx_backend_t backend;     /**< GDRX_BACKEND_AUTO unless forced;
                                      the GDRX_BACKEND env variable
                                      (gdrdrv|nvrm|dmabuf) overrides AUTO */
-    uint32_t       flags;       /**< reserved, must be 0 */
+    uint32_t       flags;       /**< 0 for gdrx_open; gdrx_probe also
+                                     takes GDRX_PROBE_FLAG_NO_CUDA */
 };
+
+/**
+ * gdrx_probe() without CUDA: whether a backend params allow has what it
+ * needs, told from what is visible without loading libcuda or initialising
+ * CUDA (for code that lists devices in processes that may never use a GPU).
+ * gdrdrv: its device node opens and passes the version check; nvrm:
+ * /sys/module/nvidia/version names a validated driver branch and
+ * /dev/nvidiactl is there, read-write (not opened); dmabuf needs CUDA, so
+ * it counts only where the program already loaded libcuda and initialised
+ * CUDA, and CUDA sees a GPU.  gdrx_open refuses the flag (-EINVAL).
+ */
+#define GDRX_PROBE_FLAG_NO_CUDA 1u
 
 /** Flags for gdrx_pin(). */
 #define GDRX_PIN_FLAG_DEFAULT 0u
@@ -178,7 +191,11 @@ int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
  * and opens and closes the backend.  0 and *backend_out (may be NULL) set
  * to the backend that would be used; otherwise gdrx_open's errors, and
  * -ENODEV when CUDA sees no GPU (where gdrx_open would open a context
- * with no device).
+ * with no device).  With GDRX_PROBE_FLAG_NO_CUDA in params->flags it loads
+ * and initialises nothing (see the flag): 0 then means only that the
+ * backend's prerequisites are there, and -ENODEV (or the backend's own
+ * error, e.g. -ENOTSUP for an nvrm driver branch not validated) that none
+ * of the allowed backends can be told to work.
  */
 int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out);
 

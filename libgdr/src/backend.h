@@ -61,6 +61,11 @@ struct gdrx_backend_ops {
     /* Optional: whether open() would succeed, leaving nothing behind (for
      * gdrx_probe).  Without it a probe is open() then close(). */
     int  (*probe)(void);
+    /* Whether the backend's prerequisites are there, told without loading
+     * libcuda or initialising CUDA and leaving nothing behind (gdrx_probe
+     * with GDRX_PROBE_FLAG_NO_CUDA): 0 or a negative errno.  May be NULL
+     * (never counts). */
+    int  (*precheck)(void);
     /* Called with the primary context of req->device current. */
     int  (*pin)(void *bctx, const struct gdrx_pin_req *req,
                 struct gdrx_backend_pin *bp);

@@ -68,6 +68,25 @@ static int dmabuf_open(void **bctx)
     return 0;
 }
 
+/* Without CUDA nothing tells whether dmabuf works: only a program that
+ * initialised CUDA (with a GPU, on a driver of CUDA 11.7+) counts. */
+static int dmabuf_precheck(void)
+{
+    const struct gdrx_cuda *cu;
+    int count = 0;
+
+    int rc = gdrx_cuda_get_if_initialised(&cu);
+    if (rc) {
+        gdrx_info("dmabuf: CUDA is not initialised, so it cannot be told to work");
+        return rc;
+    }
+    if (!cu->MemGetHandleForAddressRange)
+        return -EOPNOTSUPP;
+    if (cu->DeviceGetCount(&count) != CUDA_SUCCESS || count <= 0)
+        return -ENODEV;
+    return 0;
+}
+
 static void dmabuf_close(void *bctx)
 {
     free(bctx);
@@ -230,6 +249,7 @@ const struct gdrx_backend_ops gdrx_backend_dmabuf_ops = {
     .id             = GDRX_BACKEND_DMABUF,
     .open           = dmabuf_open,
     .close          = dmabuf_close,
+    .precheck       = dmabuf_precheck,
     .pin            = dmabuf_pin,
     .unpin          = dmabuf_unpin,
     .map            = dmabuf_map,

@@ -151,6 +151,17 @@ static void gdrdrv_close(void *bctx)
     free(g);
 }
 
+/* The device node and the version check need no CUDA: open and close. */
+static int gdrdrv_precheck(void)
+{
+    void *bctx = NULL;
+
+    int rc = gdrdrv_open(&bctx);
+    if (rc == 0)
+        gdrdrv_close(bctx);
+    return rc;
+}
+
 static int do_pin(struct gdrdrv_ctx *g, uint64_t addr, uint64_t size, gdrdrv_handle_t *handle)
 {
     int rc;
@@ -303,6 +314,7 @@ const struct gdrx_backend_ops gdrx_backend_gdrdrv_ops = {
     .id             = GDRX_BACKEND_GDRDRV,
     .open           = gdrdrv_open,
     .close          = gdrdrv_close,
+    .precheck       = gdrdrv_precheck,
     .pin            = gdrdrv_pin,
     .unpin          = gdrdrv_unpin,
     .map            = gdrdrv_map,

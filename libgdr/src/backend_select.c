@@ -48,26 +48,41 @@ static int backend_from_env(gdrx_backend_t *out)
     return -EINVAL;
 }
 
-static int open_one(const struct gdrx_backend_ops *ops, void **bctx, int probe)
+/* What select_backend does with each backend it tries. */
+enum select_mode {
+    SELECT_OPEN,     /* open it (gdrx_open) */
+    SELECT_PROBE,    /* open and close it, or its probe op (gdrx_probe) */
+    SELECT_PRECHECK, /* its prerequisites only, no CUDA (GDRX_PROBE_FLAG_NO_CUDA) */
+};
+
+static int open_one(const struct gdrx_backend_ops *ops, void **bctx, enum select_mode mode)
 {
     int rc;
 
-    if (!probe) {
+    switch (mode) {
+    case SELECT_OPEN:
         rc = ops->open(bctx);
-    } else if (ops->probe) {
-        rc = ops->probe();
-    } else {
-        rc = ops->open(bctx);
-        if (rc == 0)
-            ops->close(*bctx);
+        break;
+    case SELECT_PROBE:
+        if (ops->probe) {
+            rc = ops->probe();
+        } else {
+            rc = ops->open(bctx);
+            if (rc == 0)
+                ops->close(*bctx);
+        }
+        break;
+    default:
+        rc = ops->precheck ? ops->precheck() : -EOPNOTSUPP;
+        break;
     }
     if (rc)
         gdrx_info("backend %s unavailable: %s", ops->name, gdrx_strerror(rc));
     return rc;
 }
 
-static int select_backend(gdrx_backend_t want, int probe, const struct gdrx_backend_ops **ops,
-                          void **bctx)
+static int select_backend(gdrx_backend_t want, enum select_mode mode,
+                          const struct gdrx_backend_ops **ops, void **bctx)
 {
     if (want == GDRX_BACKEND_AUTO) {
         int rc = backend_from_env(&want);
@@ -79,31 +94,43 @@ static int select_backend(gdrx_backend_t want, int probe, const struct gdrx_back
             if (backends[i]->id != want)
                 continue;
             *ops = backends[i];
-            return open_one(backends[i], bctx, probe);
+            return open_one(backends[i], bctx, mode);
         }
         gdrx_err("backend %s is not built into this libgdrx", gdrx_backend_name(want));
         return -ENODEV;
     }
     int rc = -ENODEV;
     for (size_t i = 0; i < NBACKENDS; i++) {
-        rc = open_one(backends[i], bctx, probe);
+        rc = open_one(backends[i], bctx, mode);
         if (rc == 0) {
             *ops = backends[i];
             return 0;
         }
     }
-    gdrx_err("no backend works (last error %s)", gdrx_strerror(rc));
+    /* a precheck that finds nothing is an answer, not a failure */
+    if (mode == SELECT_PRECHECK)
+        gdrx_info("no backend can be told to work without CUDA (last error %s)",
+                  gdrx_strerror(rc));
+    else
+        gdrx_err("no backend works (last error %s)", gdrx_strerror(rc));
     return rc;
 }
 
 int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx)
 {
-    return select_backend(want, 0, ops, bctx);
+    return select_backend(want, SELECT_OPEN, ops, bctx);
 }
 
 int gdrx_backend_probe(gdrx_backend_t want, const struct gdrx_backend_ops **ops)
 {
     void *bctx = NULL;
 
-    return select_backend(want, 1, ops, &bctx);
+    return select_backend(want, SELECT_PROBE, ops, &bctx);
+}
+
+int gdrx_backend_precheck(gdrx_backend_t want, const struct gdrx_backend_ops **ops)
+{
+    void *bctx = NULL;
+
+    return select_backend(want, SELECT_PRECHECK, ops, &bctx);
 }

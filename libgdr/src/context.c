@@ -124,6 +124,16 @@ int gdrx_ctx_probe(gdrx_backend_t want, gdrx_backend_t *found)
     return rc;
 }
 
+int gdrx_ctx_precheck(gdrx_backend_t want, gdrx_backend_t *found)
+{
+    const struct gdrx_backend_ops *ops = NULL;
+
+    int rc = gdrx_backend_precheck(want, &ops);
+    if (rc == 0)
+        *found = ops->id;
+    return rc;
+}
+
 struct close_scan {
     struct gdrx_ctx *ctx;
     int              rc;

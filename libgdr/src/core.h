@@ -103,6 +103,9 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id);
 int gdrx_ctx_close(uint64_t id);
 /* context.c: whether gdrx_ctx_open would work, installing nothing. */
 int gdrx_ctx_probe(gdrx_backend_t want, gdrx_backend_t *found);
+/* context.c: whether a backend want allows has its prerequisites, told
+ * without loading libcuda or initialising CUDA (GDRX_PROBE_FLAG_NO_CUDA). */
+int gdrx_ctx_precheck(gdrx_backend_t want, gdrx_backend_t *found);
 
 /* context.c: find an open context and hold its lock for reading: 0,
  * -EBADF if the id names no open context, -ECHILD if it is a fork
@@ -158,8 +161,10 @@ void gdrx_fork_hold(void);
 void gdrx_fork_release(void);
 
 /* backend_select.c: open the backend params/env ask for, or only find
- * out which would open (probe: nothing stays open). */
+ * out which would open (probe: nothing stays open), or which has its
+ * prerequisites without CUDA (precheck). */
 int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx);
 int gdrx_backend_probe(gdrx_backend_t want, const struct gdrx_backend_ops **ops);
+int gdrx_backend_precheck(gdrx_backend_t want, const struct gdrx_backend_ops **ops);
 
 #endif /* GDRX_CORE_H */

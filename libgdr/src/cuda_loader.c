@@ -155,6 +155,24 @@ int gdrx_cuda_get_if_loaded(const struct gdrx_cuda **cu)
     return gdrx_cuda_get(cu);
 }
 
+int gdrx_cuda_get_if_initialised(const struct gdrx_cuda **cu)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CUresult (*get_count)(int *);
+    int count, rc = -ENODEV;
+
+    if (!lib)
+        return -ENODEV;
+    void *sym = dlsym(lib, "cuDeviceGetCount");
+    memcpy(&get_count, &sym, sizeof(sym));
+    /* before cuInit the count fails and changes nothing; after it, our
+     * cuInit(0) is a no-op */
+    if (get_count && get_count(&count) == CUDA_SUCCESS)
+        rc = gdrx_cuda_get(cu);
+    dlclose(lib); /* gdrx_cuda_get keeps its own reference */
+    return rc;
+}
+
 int gdrx_cuda_errno(CUresult res)
 {
     switch (res) {

@@ -48,6 +48,14 @@ int gdrx_cuda_get(const struct gdrx_cuda **cu);
  */
 int gdrx_cuda_get_if_loaded(const struct gdrx_cuda **cu);
 
+/*
+ * gdrx_cuda_get(), but only if the program already loaded libcuda.so.1 and
+ * initialised CUDA (cuDeviceGetCount answers): -ENODEV otherwise, with
+ * nothing loaded or initialised.  For answers that must not bring CUDA up
+ * (gdrx_probe with GDRX_PROBE_FLAG_NO_CUDA).
+ */
+int gdrx_cuda_get_if_initialised(const struct gdrx_cuda **cu);
+
 /* A CUresult as a negative errno. */
 int gdrx_cuda_errno(CUresult res);
 

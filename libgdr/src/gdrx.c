@@ -23,13 +23,16 @@ GDRX_EXPORT void gdrx_open_params_init(struct gdrx_open_params *params)
     params->backend = GDRX_BACKEND_AUTO;
 }
 
-/* The backend params ask for (NULL: defaults).  A caller built against a
- * newer header may pass a bigger struct; that is fine as long as the
- * fields we do not know are zero (not asked for). */
-static int open_params_backend(const struct gdrx_open_params *p, gdrx_backend_t *want)
+/* The backend and flags params ask for (NULL: defaults); flags outside
+ * allowed are refused.  A caller built against a newer header may pass a
+ * bigger struct; that is fine as long as the fields we do not know are
+ * zero (not asked for). */
+static int open_params_read(const struct gdrx_open_params *p, uint32_t allowed,
+                            gdrx_backend_t *want, uint32_t *flags)
 {
     if (!p) {
         *want = GDRX_BACKEND_AUTO;
+        *flags = 0;
         return 0;
     }
     if (p->struct_size < sizeof(*p))
@@ -38,7 +41,7 @@ static int open_params_backend(const struct gdrx_open_params *p, gdrx_backend_t 
     for (size_t i = 0; i < p->struct_size - sizeof(*p); i++)
         if (extra[i])
             return -EINVAL;
-    if (p->flags != 0)
+    if (p->flags & ~allowed)
         return -EINVAL;
     switch (p->backend) {
     case GDRX_BACKEND_AUTO:
@@ -46,6 +49,7 @@ static int open_params_backend(const struct gdrx_open_params *p, gdrx_backend_t 
     case GDRX_BACKEND_NVRM:
     case GDRX_BACKEND_DMABUF:
         *want = p->backend;
+        *flags = p->flags;
         return 0;
     }
     return -EINVAL;
@@ -54,11 +58,12 @@ static int open_params_backend(const struct gdrx_open_params *p, gdrx_backend_t 
 GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out)
 {
     gdrx_backend_t want;
+    uint32_t flags;
     uint64_t id;
 
     if (!ctx_out)
         return -EINVAL;
-    int rc = open_params_backend(params, &want);
+    int rc = open_params_read(params, 0, &want, &flags);
     if (rc == 0)
         rc = gdrx_ctx_open(want, &id);
     if (rc == 0)
@@ -69,9 +74,12 @@ GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out
 GDRX_EXPORT int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out)
 {
     gdrx_backend_t want, found = GDRX_BACKEND_AUTO;
+    uint32_t flags;
 
-    int rc = open_params_backend(params, &want);
-    if (rc == 0)
+    int rc = open_params_read(params, GDRX_PROBE_FLAG_NO_CUDA, &want, &flags);
+    if (rc == 0 && (flags & GDRX_PROBE_FLAG_NO_CUDA))
+        rc = gdrx_ctx_precheck(want, &found);
+    else if (rc == 0)
         rc = gdrx_ctx_probe(want, &found);
     if (rc == 0 && backend_out)
         *backend_out = found;

@@ -4,8 +4,9 @@
 # the plugin against the UCX whose libraries are in UCX_LIBDIR (UCX_SRC: a
 # configured source tree of the same release, headers and config.h only),
 # and tests/ucx/test_uct; then run test_uct's data cases on the real GPU
-# (nvrm backend), `ucx_info -d` and `-c` with the plugin preloaded, and
-# bench_uct; with GDRX_UCX_CUDA_PREFIX (a CUDA-enabled UCX 1.13.1: lib/
+# (nvrm backend), test_ucp_aside's (gdrx that cannot serve steps aside;
+# with a CUDA-enabled UCX also leaving GPU memory to cuda_copy), `ucx_info
+# -d` and `-c` with the plugin preloaded, and bench_uct; with GDRX_UCX_CUDA_PREFIX (a CUDA-enabled UCX 1.13.1: lib/
 # libucs, libucm, ucx/libucm_cuda) also tests/hooks/test_ucx_cuda on the
 # real libcuda.  UCX_VERSION (default MAJOR.MINOR.0 of the tree) is the
 # release recorded in the plugin.  CUNIT_ROOT holds usr/include/CUnit and usr/lib/*/libcunit.so.
@@ -29,20 +30,21 @@ main() {
     mkdir -p "$T"
     built=$(bash "$SRC/tests/gpu/build_plugin.sh" "$UCX_SRC" "$UCX_LIBDIR" "$P") || return 1
     ver=$(echo "$built" | sed -n 's/^UCX_VERSION=//p')
-    local UCXF LIBS="-L$UCX_LIBDIR -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0"
+    local UCXF LIBS="-L$UCX_LIBDIR -l:libucp.so.0 -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0"
     UCXF=$(echo "$built" | sed -n 's/^UCXF=//p')
     echo "== UCX $ver from $UCX_LIBDIR, headers of $UCX_SRC ($UCXF)"
     cunit_lib=$(dirname "$(find "$CUNIT" -name 'libcunit.so' | head -n1)")
     # shellcheck disable=SC2086
-    for prog in test_uct bench_uct; do
+    for prog in test_uct bench_uct test_ucp_aside; do
         gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -pthread -I"$SRC/libgdr/include" \
             -I"$SRC/tests/harness" -I"$SRC/tests/libgdr" -I"$SRC/tests/sim" -I"$CUDA/include" \
             -I"$CUNIT/usr/include" $UCXF "$SRC/tests/ucx/$prog.c" "$SRC/tests/ucx/ut_uct.c" \
+            "$SRC/tests/ucx/ut_ucp.c" \
             "$SRC/tests/libgdr/tcuda.c" "$SRC/tests/harness/gdrx_test.c" \
             "$SRC/tests/harness/gdrx_test_proc.c" -o "$T/$prog" -L"$B" -lgdrx \
             -L"$cunit_lib" -lcunit $LIBS -ldl -Wl,-rpath,"$B:$cunit_lib:$UCX_LIBDIR" || return 1
     done
-    echo "built $P/libuct_gdrx.so.0, $T/test_uct, $T/bench_uct"
+    echo "built $P/libuct_gdrx.so.0, $T/test_uct, $T/bench_uct, $T/test_ucp_aside"
 
     # Real GPU data checks: every size 0..64 KiB at odd offsets, each
     # direction, short/bcopy/zcopy; host memory; bad parameters; two threads.
@@ -52,6 +54,16 @@ main() {
         echo "== test_uct, cases matching '$f' (GDRX_BACKEND=$BACKEND)"
         (cd "$B" && GDRX_TEST_BUILDDIR="$B" GDRX_BACKEND="$BACKEND" GDRX_TEST_FILTER="$f" \
             "$T/test_uct") || rc=1
+    done
+    # gdrx that cannot serve steps aside: its backend forced to a missing
+    # gdrdrv (environment: not listed; UCP's configuration: stands aside),
+    # device memory as without gdrx, and with a CUDA-enabled UCX GPU memory
+    # through cuda_copy.  (test_cuda_failure_stands_aside needs the simulated
+    # GPU's fault injection.)
+    for f in forced_backend device_memory cuda_copy; do
+        echo "== test_ucp_aside, cases matching '$f' (GDRX_BACKEND=$BACKEND)"
+        (cd "$B" && GDRX_TEST_BUILDDIR="$B" GDRX_BACKEND="$BACKEND" GDRX_TEST_FILTER="$f" \
+            "$T/test_ucp_aside") || rc=1
     done
     if [ -n "$UCX_INFO" ]; then
         echo "== ucx_info -d / -c with LD_PRELOAD (UCX libraries of $UCX_LIBDIR)"

@@ -229,7 +229,7 @@ static void test_probe_changes_nothing(void)
 
     take(&before);
     params_init(&bad);
-    bad.flags = 1;
+    bad.flags = 2; /* no such flag */
     CU_ASSERT_EQUAL(probe(&bad, &found), -EINVAL);
     CU_ASSERT_EQUAL(found, GDRX_BACKEND_AUTO);
     setenv("GDRX_BACKEND", "bogus", 1);
@@ -246,6 +246,63 @@ static void test_probe_changes_nothing(void)
     CU_ASSERT_EQUAL_FATAL(open_ctx(NULL, &ctx), 0);
     CU_ASSERT_TRUE(text_changed(&before));
     CU_ASSERT(atfork_calls > 0);
+}
+
+/* gdrx_probe with GDRX_PROBE_FLAG_NO_CUDA (the UCX plugin lists its
+ * resource with it) loads no libcuda and initialises no CUDA: dmabuf
+ * counts only once the program itself initialised CUDA; gdrdrv counts
+ * only with a device node that answers as gdrdrv.  Nothing is installed.
+ * gdrx_open refuses the flag. */
+static void test_probe_no_cuda(void)
+{
+    struct snapshot before, after;
+    struct gdrx_open_params params;
+    gdrx_backend_t found = GDRX_BACKEND_AUTO;
+    int (*get_count)(int *), (*init)(unsigned);
+    int count;
+    gdrx_t ctx;
+
+    void *g = hooks_dlopen("libgdr", "libgdrx.so.0", RTLD_NOW | RTLD_LOCAL);
+    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) =
+        (int (*)(const struct gdrx_open_params *, gdrx_backend_t *))dlsym(g, "gdrx_probe");
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) =
+        (int (*)(const struct gdrx_open_params *, gdrx_t *))dlsym(g, "gdrx_open");
+    void (*params_init)(struct gdrx_open_params *) =
+        (void (*)(struct gdrx_open_params *))dlsym(g, "gdrx_open_params_init");
+    CU_ASSERT_FATAL(probe && open_ctx && params_init);
+
+    params_init(&params);
+    params.flags = GDRX_PROBE_FLAG_NO_CUDA;
+    CU_ASSERT_EQUAL(open_ctx(&params, &ctx), -EINVAL);
+    params.backend = GDRX_BACKEND_DMABUF;
+    CU_ASSERT_EQUAL(probe(&params, &found), -ENODEV);
+    CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
+
+    void *cuda = load_libcuda();
+    *(void **)&get_count = dlsym(cuda, "cuDeviceGetCount");
+    *(void **)&init = dlsym(cuda, "cuInit");
+    CU_ASSERT_FATAL(get_count && init);
+    take(&before);
+    CU_ASSERT_EQUAL(probe(&params, &found), -ENODEV);
+    CU_ASSERT_NOT_EQUAL(get_count(&count), 0); /* still not initialised */
+
+    params.backend = GDRX_BACKEND_GDRDRV;
+    setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
+    CU_ASSERT_EQUAL(probe(&params, &found), -ENODEV);
+    setenv("GDRX_GDRDRV_PATH", "/dev/null", 1); /* opens, but is no gdrdrv */
+    CU_ASSERT_EQUAL(probe(&params, &found), -ENODEV);
+    CU_ASSERT_EQUAL(found, GDRX_BACKEND_AUTO);
+    CU_ASSERT_NOT_EQUAL(get_count(&count), 0);
+
+    /* the program initialises CUDA: now dmabuf can be told to work */
+    CU_ASSERT_EQUAL_FATAL(init(0), 0);
+    params.backend = GDRX_BACKEND_DMABUF;
+    CU_ASSERT_EQUAL(probe(&params, &found), 0);
+    CU_ASSERT_EQUAL(found, GDRX_BACKEND_DMABUF);
+    take(&after);
+    CU_ASSERT_EQUAL(changed_slots(&before, &after), 0);
+    CU_ASSERT_FALSE(text_changed(&before));
+    CU_ASSERT_EQUAL(atfork_calls, 0);
 }
 
 /* The loader's own answers: a symbol only an RTLD_LOCAL library defines
@@ -265,6 +322,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_library_linking_libgdrx),
     GDRX_TEST_CASE(test_no_libcuda_stays_without),
     GDRX_TEST_CASE(test_probe_changes_nothing),
+    GDRX_TEST_CASE(test_probe_no_cuda),
     GDRX_TEST_CASE(test_dlsym_local_symbol),
     GDRX_TEST_END
 };

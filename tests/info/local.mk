@@ -25,5 +25,5 @@ EXTRA_tests_info_test_info_DEPENDENCIES = tools/gdrx-info$(EXEEXT) \
 	tests/info/nvgdrapi/libgdrapi.la libgdr/gdrapi/libgdrapi.la
 if HAVE_UCX
 tests_info_test_info_CPPFLAGS += -DGDRX_UCX_INFO='"$(UCX_INFO)"'
-EXTRA_tests_info_test_info_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
+EXTRA_tests_info_test_info_DEPENDENCIES += ucx_plugin/libuct_gdrx.la tests/ucx/libut_cuda_init.la
 endif

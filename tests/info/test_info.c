@@ -462,7 +462,7 @@ static void test_mps(void)
 static void test_ucx(void)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char bin[512], plugin[512], env[1600];
+    char bin[512], sim[512], init[512], plugin[512], env[2800];
 
     snprintf(bin, sizeof(bin), "%s", GDRX_UCX_INFO);
     *strrchr(bin, '/') = '\0';
@@ -472,8 +472,13 @@ static void test_ucx(void)
     HAS("  gdrx transport not loaded (ucx_info -d does not list it)");
     HAS("UCX: the gdrx transport is neither installed");
     HAS("fix: make install (puts libuct_gdrx.so.0 in ");
-    snprintf(env + strlen(env), sizeof(env) - strlen(env), " LD_PRELOAD='%s%s%s'",
-             rt && *rt ? rt : "", rt && *rt ? ":" : "", plugin);
+    /* the simulated GPU has no device node and serves through dmabuf
+     * only: its libcuda, preloaded and initialised at load (tests/ucx's
+     * helper), stands for a CUDA program (where gdrx lists its resource) */
+    build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
+    build_path(init, sizeof(init), "tests/ucx/.libs/libut_cuda_init.so");
+    snprintf(env + strlen(env), sizeof(env) - strlen(env), " LD_PRELOAD='%s%s%s:%s:%s'",
+             rt && *rt ? rt : "", rt && *rt ? ":" : "", sim, init, plugin);
     CU_ASSERT_EQUAL(info(env, ""), 0);
     HAS("  gdrx transport loads (ucx_info -d lists it)");
     HAS("libuct_gdrx.so.0\n");

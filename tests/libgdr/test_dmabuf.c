@@ -29,6 +29,8 @@ static struct fake_cuda {
     int       mmap_errno;
     int       mmaps;
     off_t     mmap_off;
+    int       initialised;      /* the program initialised CUDA */
+    int       devices;          /* cuDeviceGetCount */
 } fk;
 
 static struct gdrx_cuda cu;
@@ -68,9 +70,23 @@ static CUresult fake_attribute(int *value, CUdevice_attribute attr, CUdevice dev
     return CUDA_SUCCESS;
 }
 
-/* The two functions of cuda_loader.c the backend uses. */
+static CUresult fake_device_count(int *count)
+{
+    *count = fk.devices;
+    return CUDA_SUCCESS;
+}
+
+/* The functions of cuda_loader.c the backend uses. */
 int gdrx_cuda_get(const struct gdrx_cuda **out)
 {
+    *out = &cu;
+    return 0;
+}
+
+int gdrx_cuda_get_if_initialised(const struct gdrx_cuda **out)
+{
+    if (!fk.initialised)
+        return -ENODEV;
     *out = &cu;
     return 0;
 }
@@ -106,6 +122,7 @@ static void *fresh(void)
     cu.MemGetHandleForAddressRange = fake_export;
     cu.DeviceGet = fake_device_get;
     cu.DeviceGetAttribute = fake_attribute;
+    cu.DeviceGetCount = fake_device_count;
     CU_ASSERT_EQUAL(ops->open(&bctx), 0);
     return bctx;
 }
@@ -131,6 +148,24 @@ static void test_needs_the_entry_point(void)
     ops->close(bctx);
     cu.MemGetHandleForAddressRange = NULL; /* a driver older than 11.7 */
     CU_ASSERT_EQUAL(ops->open(&bctx), -EOPNOTSUPP);
+}
+
+/* Without CUDA (gdrx_probe's GDRX_PROBE_FLAG_NO_CUDA) dmabuf counts only
+ * where the program initialised CUDA, sees a GPU, and the driver has the
+ * export entry point. */
+static void test_precheck_needs_initialised_cuda(void)
+{
+    ops->close(fresh());
+    fk.devices = 1;
+    CU_ASSERT_EQUAL(ops->precheck(), -ENODEV);
+    fk.initialised = 1;
+    CU_ASSERT_EQUAL(ops->precheck(), 0);
+    fk.devices = 0;
+    CU_ASSERT_EQUAL(ops->precheck(), -ENODEV);
+    fk.devices = 1;
+    cu.MemGetHandleForAddressRange = NULL;
+    CU_ASSERT_EQUAL(ops->precheck(), -EOPNOTSUPP);
+    CU_ASSERT_EQUAL(fk.exports, 0);
 }
 
 static void test_window_pin_and_map(void)
@@ -251,6 +286,7 @@ static void test_driver_version(void)
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_needs_the_entry_point),
+    GDRX_TEST_CASE(test_precheck_needs_initialised_cuda),
     GDRX_TEST_CASE(test_window_pin_and_map),
     GDRX_TEST_CASE(test_host_page_cover_when_window_refused),
     GDRX_TEST_CASE(test_refuses_mmap_eopnotsupp),

@@ -23,6 +23,7 @@ tests_mpi_test_mpi_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/uc
 tests_mpi_test_mpi_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_mpi_test_mpi_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_mpi_test_mpi_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
-EXTRA_tests_mpi_test_mpi_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
+EXTRA_tests_mpi_test_mpi_DEPENDENCIES = ucx_plugin/libuct_gdrx.la tests/ucx/libuct_gdrx_wrongver.la \
+	tests/ucx/libut_cuda_init.la \
 	tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw
 endif

@@ -8,6 +8,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +21,34 @@
 static char out[1 << 18];
 static char stats[128];
 
-/* Run `prog args` on two ranks with UCX_TLS=tls and extra "-x" settings;
- * 0 if mpirun exited 0 (else its output is shown unless quiet).  Output in
- * out, counters in stats. */
-static int run_mpi(const char *tls, const char *extra, const char *prog, const char *args,
-                   int quiet)
+#define UT_PLUGIN          "ucx_plugin/.libs/libuct_gdrx.so.0"
+/* the test build that records another UCX release (tests/ucx/local.mk) */
+#define UT_PLUGIN_WRONGVER "tests/ucx/.libs/libuct_gdrx_wrongver.so"
+
+/* Run `prog args` on two ranks with the plugin at plugin_rel preloaded,
+ * UCX_TLS=tls and extra "-x" settings; 0 if mpirun exited 0 (else its
+ * output is shown unless quiet).  Output in out, counters in stats. */
+static int run_plugin(const char *plugin_rel, const char *tls, const char *extra,
+                      const char *prog, const char *args, int quiet)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char plugin[512], exe[512], cmd[4096];
+    char sim[1100], plugin[512], exe[512], cmd[4096];
     int status;
 
     /* one file per suite run (cases run in children of the suite's
      * process, which removes it at the end) */
     snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getppid());
     unlink(stats);
-    ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    /* The simulated GPU has no device node and serves through dmabuf only:
+     * its libcuda, preloaded and initialised at load, stands for a CUDA
+     * program that set up CUDA before MPI_Init (where gdrx lists its
+     * resource) */
+    ut_sim_preload(sim, sizeof(sim));
+    ut_build_path(plugin, sizeof(plugin), plugin_rel);
     ut_build_path(exe, sizeof(exe), prog);
     snprintf(cmd, sizeof(cmd),
              "env -u UCX_MEMTYPE_CACHE OMPI_ALLOW_RUN_AS_ROOT=1 "
-             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_PRELOAD='%s%s%s' "
+             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_PRELOAD='%s%s%s:%s' "
              "LD_LIBRARY_PATH=\"%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\" "
              "UCX_TLS=%s UCX_GDRX_STATS_DUMP=%s ASAN_OPTIONS=detect_leaks=0 "
              "'%s' -np 2 --oversubscribe --bind-to none --allow-run-as-root "
@@ -45,7 +56,8 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
              "--mca btl self,vader "
              "-x LD_PRELOAD -x LD_LIBRARY_PATH -x UCX_TLS -x UCX_GDRX_STATS_DUMP "
              "-x GDRX_BACKEND -x ASAN_OPTIONS %s '%s' %s 2>&1",
-             (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", plugin, GDRX_UCX_LIBDIR, tls, stats,
+             (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin, GDRX_UCX_LIBDIR, tls,
+             stats,
              GDRX_MPIRUN, extra, exe, args);
     status = gdrx_test_capture(cmd, out, sizeof(out));
     if ((status == -1) || !WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
@@ -55,6 +67,12 @@ static int run_mpi(const char *tls, const char *extra, const char *prog, const c
         return -1;
     }
     return 0;
+}
+
+static int run_mpi(const char *tls, const char *extra, const char *prog, const char *args,
+                   int quiet)
+{
+    return run_plugin(UT_PLUGIN, tls, extra, prog, args, quiet);
 }
 
 static int run(const char *tls, const char *extra, const char *prog, const char *args)
@@ -199,6 +217,39 @@ static void test_bad_options(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "both buffer kinds"));
 }
 
+/* The documented deployment with a plugin built for another UCX release:
+ * preloaded in every rank, where libucp only arrives with MPI_Init.  Each
+ * rank refuses gdrx (one line on stderr), the job runs on the other
+ * transports, and no gdrx MD or interface is ever opened (no counters). */
+static void test_wrong_version_refused(void)
+{
+    char want[256];
+    const char *first;
+
+    CU_ASSERT_EQUAL_FATAL(run_plugin(UT_PLUGIN_WRONGVER, "sm,self,gdrx", "",
+                                     "tests/mpi/gdrx_mpi_latency", "-m 0:4K -i 4 -x 1 -c H H",
+                                     0), 0);
+    CU_ASSERT(has_row("4096"));
+    snprintf(want, sizeof(want), "gdrx: libuct_gdrx was built for UCX 1.12.0 but this process "
+             "runs UCX %s; the gdrx transport is not registered", GDRX_UCX_BUILD_VERSION);
+    first = strstr(out, want);
+    CU_ASSERT_PTR_NOT_NULL(first); /* rank 0 */
+    CU_ASSERT(first && strstr(first + 1, want)); /* rank 1 */
+    CU_ASSERT_EQUAL(access(stats, F_OK), -1); /* nothing of gdrx ever opened */
+}
+
+/* gdrx named but unable to serve (its backend forced to a gdrdrv without
+ * the module): the ranks list no gdrx, MPI_Init comes up and host messages
+ * run on sm; no gdrx MD is ever opened. */
+static void test_forced_backend_job_runs(void)
+{
+    CU_ASSERT_EQUAL_FATAL(run("sm,gdrx", "-x UCX_GDRX_BACKEND=gdrdrv "
+                              "-x GDRX_GDRDRV_PATH=/nonexistent/gdrdrv",
+                              "tests/mpi/gdrx_mpi_latency", "-m 0:64K -i 4 -x 1 -c H H"), 0);
+    CU_ASSERT(has_row("65536"));
+    CU_ASSERT_EQUAL(access(stats, F_OK), -1);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_latency_dd),
     GDRX_TEST_CASE(test_latency_dd_proto_v2),
@@ -207,6 +258,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_bandwidth_dd),
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
+    GDRX_TEST_CASE(test_wrong_version_refused),
+    GDRX_TEST_CASE(test_forced_backend_job_runs),
     GDRX_TEST_END
 };
 

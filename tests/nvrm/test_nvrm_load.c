@@ -179,6 +179,48 @@ static void test_probe_starts_no_trace(void)
     gdrx_close(g);
 }
 
+/* gdrx_probe without CUDA (GDRX_PROBE_FLAG_NO_CUDA) on nvrm: the sysfs
+ * version's branch and a read-write /dev/nvidiactl decide; the driver sees
+ * nothing (no open of the control device, no RM call), and libcuda is not
+ * loaded by it. */
+static void test_probe_no_cuda(void)
+{
+    struct gdrx_open_params params;
+    gdrx_backend_t found = GDRX_BACKEND_AUTO;
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    struct nvrm_emu_stats before = nvt_stats();
+
+    gdrx_open_params_init(&params);
+    params.backend = GDRX_BACKEND_NVRM;
+    params.flags = GDRX_PROBE_FLAG_NO_CUDA;
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), 0);
+    CU_ASSERT_EQUAL(found, GDRX_BACKEND_NVRM);
+    CU_ASSERT_EQUAL(nvt_stats().ctl_opens, before.ctl_opens);
+    CU_ASSERT_EQUAL(nvt_stats().version_checks, before.version_checks);
+    CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
+    if (cuda)
+        dlclose(cuda);
+    else
+        CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD));
+
+    /* sysfs names another branch (the RM would say the same) */
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "570.86.10") == 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENOTSUP);
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    CU_ASSERT_EQUAL(nvrm_emu_fail("open:/sys/module/nvidia/version", -ENOENT, 1), 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENODEV);
+    CU_ASSERT_EQUAL(nvrm_emu_fail("access:/dev/nvidiactl", -ENOENT, 1), 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENODEV);
+    CU_ASSERT_EQUAL(nvrm_emu_fail("access:/dev/nvidiactl", -EACCES, 1), 0);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -EACCES);
+    CU_ASSERT_EQUAL(gdrx_probe(&params, &found), 0);
+
+    /* no such flag for gdrx_open */
+    gdrx_t g;
+    CU_ASSERT_EQUAL(gdrx_open(&params, &g), -EINVAL);
+}
+
 /* libgdrx, then libcuda, in a fresh process (both dlopen'ed). */
 static void test_cuda_late_process(void)
 {
@@ -197,6 +239,7 @@ const struct gdrx_test_case nvrm_load_cases[] = {
     GDRX_TEST_CASE(test_export_refused),
     GDRX_TEST_CASE(test_no_trace_on_unvalidated_driver),
     GDRX_TEST_CASE(test_probe_starts_no_trace),
+    GDRX_TEST_CASE(test_probe_no_cuda),
     GDRX_TEST_CASE(test_cuda_late_process),
     GDRX_TEST_CASE(test_gdrx_late_process),
     GDRX_TEST_END,

@@ -11,7 +11,8 @@ GDRX_UCX_TEST_LIBS = $(top_builddir)/tests/ucx/libut_uct.la \
 GDRX_UCX_TEST_LINK = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
 
 check_LTLIBRARIES += tests/ucx/libut_uct.la
-tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c
+tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c \
+	tests/ucx/ut_ucp.h tests/ucx/ut_ucp.c
 tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 
@@ -57,7 +58,8 @@ tests_ucx_test_rcache_SOURCES  = tests/ucx/test_rcache.c
 tests_ucx_test_rcache_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_rcache_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
-tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+# exports its ucs_rcache_create, which sees the flags gdrx passes
+tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK) -Wl,--export-dynamic
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 check_PROGRAMS += tests/ucx/test_reg
@@ -78,6 +80,17 @@ tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+# gdrx that cannot serve (backend forced to one that does not open, CUDA
+# failing at first use) steps aside.
+check_PROGRAMS += tests/ucx/test_ucp_aside
+GDRX_SUITES    += tests/ucx/test_ucp_aside
+tests_ucx_test_ucp_aside_SOURCES  = tests/ucx/test_ucp_aside.c
+tests_ucx_test_ucp_aside_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_ucp_aside_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ucp_aside_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_ucp_aside_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_ucp_aside_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 # Benchmark, not a test: `make check` builds it, nobody runs it there.
 check_PROGRAMS += tests/ucx/bench_uct
 tests_ucx_bench_uct_SOURCES  = tests/ucx/bench_uct.c
@@ -97,7 +110,15 @@ tests_ucx_test_tools_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_tools_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_tools_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_tools_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
-	tests/ucx/libuct_gdrx_wrongver.la
+	tests/ucx/libuct_gdrx_wrongver.la tests/ucx/libut_cuda_init.la
+
+# Preloaded by the suites that run programs of their own (ucx_info, MPI
+# ranks): CUDA initialised at load, as a CUDA program does early.
+check_LTLIBRARIES += tests/ucx/libut_cuda_init.la
+tests_ucx_libut_cuda_init_la_SOURCES = tests/ucx/ut_cuda_init.c
+tests_ucx_libut_cuda_init_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere \
+	-no-undefined
+tests_ucx_libut_cuda_init_la_LIBADD  = $(DL_LIBS)
 
 check_LTLIBRARIES += tests/ucx/libuct_gdrx_wrongver.la
 tests_ucx_libuct_gdrx_wrongver_la_SOURCES  = $(GDRX_UCX_PLUGIN_SOURCES)

@@ -2,14 +2,20 @@
  * test_md_setup.c - the gdrx MD's first use on the simulated GPU: opening
  * it sets nothing up; the first registration or memory query does, once,
  * also when two threads race to it; a set-up that fails (a backend that
- * cannot open) fails every use the same way and closes cleanly; resources
- * are listed only where the configured backend opens.
+ * cannot open) makes the MD and its interface stand aside (they answer,
+ * claim nothing, copy nothing) and close cleanly; resources are listed
+ * where a backend the configuration allows can be told to work without
+ * CUDA, and the MD's own configuration decides the backend at first use;
+ * the interface's device names the current context's GPU.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ucs/sys/topo/base/topo.h>
 
 #include "ut_uct.h"
 
@@ -38,14 +44,103 @@ static void ut_force_missing_gdrdrv(void)
     setenv("GDRX_GDRDRV_PATH", "/nonexistent/gdrdrv", 1);
 }
 
+/* Listing follows the backends the configuration allows, judged without
+ * CUDA: the simulated GPU serves through dmabuf, which counts where the
+ * program initialised CUDA (as here); a gdrdrv whose device node is
+ * missing, named by UCX_GDRX_BACKEND or, under auto, by libgdrx's
+ * GDRX_BACKEND, lists nothing. */
 static void test_resources_follow_backend(void)
 {
     if (tc_setup(0) != 0) {
         return;
     }
+    setenv("GDRX_BACKEND", "dmabuf", 1);
     CU_ASSERT_EQUAL(ut_md_resources(), 1);
     ut_force_missing_gdrdrv();
     CU_ASSERT_EQUAL(ut_md_resources(), 0);
+    setenv("UCX_GDRX_BACKEND", "auto", 1);
+    setenv("GDRX_BACKEND", "gdrdrv", 1);
+    CU_ASSERT_EQUAL(ut_md_resources(), 0);
+    setenv("GDRX_BACKEND", "dmabuf", 1);
+    CU_ASSERT_EQUAL(ut_md_resources(), 1);
+}
+
+/* The MD's own configuration decides the backend at its first use: UCP
+ * opens the MD with its config list applied (ucp_config_modify), which the
+ * listing (environment, ucx.conf) does not see.  The environment forces a
+ * gdrdrv that cannot open; the MD, opened with dmabuf, works. */
+static void test_backend_is_the_mds(void)
+{
+    uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
+    uct_md_config_t *md_config;
+    struct ut_uct u;
+    CUdeviceptr d;
+
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(UT_LEN))) {
+        return;
+    }
+    ut_force_missing_gdrdrv();
+
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0); /* for its component */
+    uct_md_close(u.md);
+    CU_ASSERT_EQUAL_FATAL(uct_md_config_read(u.component, NULL, NULL,
+                                             &md_config), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(uct_config_modify(md_config, "BACKEND",
+                                            "dmabuf"), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(uct_md_open(u.component, "gdrx", md_config, &u.md),
+                          UCS_OK);
+    uct_config_release(md_config);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr), UCS_OK);
+    CU_ASSERT_EQUAL(attr.mem_type, UCS_MEMORY_TYPE_CUDA);
+    uct_md_close(u.md);
+    tc_free(d);
+}
+
+/* cuDeviceGetAttribute of the loaded libcuda (tcuda has no member). */
+static int ut_device_attribute(CUdevice_attribute attribute, int device)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    __typeof__(&cuDeviceGetAttribute) get;
+    int value = -1;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
+    *(void**)&get = dlsym(lib, "cuDeviceGetAttribute");
+    CU_ASSERT_FATAL((get != NULL) && (get(&value, attribute, device) ==
+                                      CUDA_SUCCESS));
+    dlclose(lib);
+    return value;
+}
+
+/* The interface's device names the GPU of the current context by its PCI
+ * bus id, as UCX's CUDA transports do (ucx_info -d's "System device"):
+ * device 1 of two simulated GPUs. */
+static void test_iface_sys_dev(void)
+{
+    uct_tl_resource_desc_t *resources;
+    ucs_sys_bus_id_t bus_id;
+    unsigned num_resources;
+    struct ut_uct u;
+
+    setenv("SIMCU_DEVICES", "2", 1);
+    if (tc_setup(1) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(uct_md_query_tl_resources(u.md, &resources,
+                                                    &num_resources), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(num_resources, 1);
+    CU_ASSERT_NOT_EQUAL_FATAL(resources[0].sys_device,
+                              UCS_SYS_DEVICE_ID_UNKNOWN);
+    CU_ASSERT_EQUAL(ucs_topo_get_device_bus_id(resources[0].sys_device,
+                                               &bus_id), UCS_OK);
+    CU_ASSERT_EQUAL(bus_id.domain,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 1));
+    CU_ASSERT_EQUAL(bus_id.bus,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1));
+    CU_ASSERT_EQUAL(bus_id.slot,
+                    ut_device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 1));
+    uct_release_tl_resource_list(resources);
+    uct_md_close(u.md);
 }
 
 /* Open and close: no pin, no set-up, the counters still written. */
@@ -142,75 +237,70 @@ static void test_first_use_two_threads(void)
     }
 }
 
-/* uct_iface_open's status on u's MD (closed again if it opened). */
-static ucs_status_t ut_iface_open_status(struct ut_uct *u)
-{
-    uct_iface_params_t params = {0};
-    uct_iface_config_t *config;
-    ucs_async_context_t *async;
-    uct_worker_h worker;
-    uct_iface_h iface;
-    ucs_status_t status;
-
-    CU_ASSERT_FATAL(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                             &async) == UCS_OK);
-    CU_ASSERT_FATAL(uct_worker_create(async, UCS_THREAD_MODE_SINGLE,
-                                      &worker) == UCS_OK);
-    CU_ASSERT_FATAL(uct_md_iface_config_read(u->md, "gdrx", NULL, NULL,
-                                             &config) == UCS_OK);
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "gdrx";
-    params.mode.device.dev_name = "gdrx0";
-    status = uct_iface_open(u->md, worker, &params, config, &iface);
-    uct_config_release(config);
-    if (status == UCS_OK) {
-        uct_iface_close(iface);
-    }
-    uct_worker_destroy(worker);
-    ucs_async_context_destroy(async);
-    return status;
-}
-
-/* The backend cannot open: the MD opens (it sets nothing up), every use
- * fails with the same error (not retried), an interface does not open,
- * and the MD closes cleanly. */
-static void test_setup_failure(void)
+/* The backend cannot open (found at the first use): the MD and its
+ * interface stand aside rather than fail.  The interface opens with short
+ * put and get only and figures any transport beats; memory queries claim
+ * nothing, every time (the set-up is not retried); registrations succeed,
+ * mapping nothing: a copy through them, or without a key, fails and
+ * leaves the GPU memory as it was; nothing is pinned; the MD no longer
+ * offers to allocate CUDA memory (UCT would take its refusal as the
+ * allocation's failure instead of asking another MD); all closes cleanly. */
+static void test_setup_failure_stands_aside(void)
 {
     uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
-    ucs_status_t first;
-    uct_mem_h memh;
-    CUdeviceptr d;
+    uct_allocated_memory_t mem;
+    uct_md_attr_t md_attr;
+    uint8_t buf[64], back[64];
+    struct ut_reg r;
     struct ut_uct u;
+    CUdeviceptr d;
 
-    if (tc_setup(0) != 0) {
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(UT_LEN))) {
         return;
     }
-    d = tc_alloc(UT_LEN);
+    tc_fill(d, UT_LEN, 3);
+    memset(buf, 0xab, sizeof(buf));
     ut_force_missing_gdrdrv();
-    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
-    first = uct_md_mem_reg(u.md, (void*)d, UT_LEN, UCT_MD_MEM_ACCESS_ALL, &memh);
-    CU_ASSERT_NOT_EQUAL(first, UCS_OK);
-    CU_ASSERT_EQUAL(uct_md_mem_reg(u.md, (void*)d, UT_LEN, UCT_MD_MEM_ACCESS_ALL,
-                                   &memh), first);
-    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr), first);
-    uct_md_close(u.md);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL(u.attr.cap.flags, UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                                      UCT_IFACE_FLAG_PUT_SHORT |
+                                      UCT_IFACE_FLAG_GET_SHORT);
+    CU_ASSERT(u.attr.latency.c >= 1e-3);
+    CU_ASSERT(u.attr.overhead >= 1e-3);
+    CU_ASSERT(u.attr.bandwidth.dedicated + u.attr.bandwidth.shared <= 1e6);
 
-    /* the same through an interface */
-    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
-    CU_ASSERT_EQUAL(ut_iface_open_status(&u), first);
-    uct_md_close(u.md);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr),
+                    UCS_ERR_UNSUPPORTED);
+    CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)d, UT_LEN, &attr),
+                    UCS_ERR_UNSUPPORTED);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, UT_LEN, &r), UCS_OK);
+    CU_ASSERT_NOT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d,
+                                         r.rkey.rkey), UCS_OK);
+    CU_ASSERT_NOT_EQUAL(uct_ep_get_short(u.ep, back, sizeof(back), d,
+                                         r.rkey.rkey), UCS_OK);
+    CU_ASSERT_NOT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), d,
+                                         UCT_INVALID_RKEY), UCS_OK);
+    ut_dereg(&u, &r);
+    CU_ASSERT(tc_check(d, UT_LEN, 3));
+    CU_ASSERT_EQUAL(uct_md_query(u.md, &md_attr), UCS_OK);
+    CU_ASSERT_FALSE(md_attr.cap.flags & UCT_MD_FLAG_ALLOC);
+    CU_ASSERT_EQUAL(md_attr.cap.alloc_mem_types, 0);
+    CU_ASSERT_EQUAL(ut_alloc(&u, 4096, &mem), UCS_ERR_UNSUPPORTED);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "allocs"), 0);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface put_short", "count"), 0);
     tc_free(d);
 }
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_resources_follow_backend),
+    GDRX_TEST_CASE(test_backend_is_the_mds),
+    GDRX_TEST_CASE(test_iface_sys_dev),
     GDRX_TEST_CASE(test_close_unused),
     GDRX_TEST_CASE(test_first_use_mem_query),
     GDRX_TEST_CASE(test_first_use_two_threads),
-    GDRX_TEST_CASE(test_setup_failure),
+    GDRX_TEST_CASE(test_setup_failure_stands_aside),
     GDRX_TEST_END
 };
 

@@ -1,7 +1,9 @@
 /*
  * test_rcache.c - gdrx's registration cache: hits, misses, LRU eviction
  * under a region limit, and CUDA freeing then reusing an address (the old
- * mapping must never be used), with and without CUDA free events.
+ * mapping must never be used), with and without CUDA free events;
+ * registrations reaching into a neighbouring allocation; the cache's flags
+ * (purge on fork, the LRU lock of UCX 1.21+) and a fork.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <ucm/api/ucm.h>
+#include <ucs/memory/rcache.h>
 #include <uct/api/version.h>
 
 #include "ut_uct.h"
@@ -380,6 +385,105 @@ static void test_widened_region(void)
 }
 #endif
 
+/* The flags gdrx's cache was created with: ucs_rcache_create interposed
+ * (this program exports it, see local.mk), recorded for the cache named
+ * "gdrx", passed on.  -1: no gdrx cache made. */
+static long ut_gdrx_rcache_flags = -1;
+
+ucs_status_t ucs_rcache_create(const ucs_rcache_params_t *params,
+                               const char *name, ucs_stats_node_t *stats_parent,
+                               ucs_rcache_t **rcache_p)
+{
+    __typeof__(&ucs_rcache_create) next;
+
+    *(void**)&next = dlsym(RTLD_NEXT, "ucs_rcache_create");
+    if (!strcmp(name, "gdrx")) {
+        ut_gdrx_rcache_flags = params->flags;
+    }
+    return next(params, name, stats_parent, rcache_p);
+}
+
+/* The cache gdrx creates (at its first use) with this purge-on-fork
+ * setting and a region limit: the flags its configuration asks for are
+ * kept, and from UCX 1.21 on, where a limited LRU list is locked only on
+ * request, the lock is asked for. */
+static void ut_rcache_flags(const char *purge_on_fork)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+
+    setenv("UCX_GDRX_RCACHE_PURGE_ON_FORK", purge_on_fork, 1);
+    setenv("UCX_GDRX_RCACHE_MAX_REGIONS", "64", 1);
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 20))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 4096, &r), UCS_OK);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_NOT_EQUAL_FATAL(ut_gdrx_rcache_flags, -1);
+    CU_ASSERT_EQUAL(!!(ut_gdrx_rcache_flags & UCS_RCACHE_FLAG_PURGE_ON_FORK),
+                    !strcmp(purge_on_fork, "y"));
+#if UCT_API >= UCT_VERSION(1, 21)
+    CU_ASSERT(ut_gdrx_rcache_flags & UCS_RCACHE_FLAG_NEED_LRU_LOCK);
+#endif
+    tc_free(d);
+}
+
+static void test_rcache_flags_purge(void)
+{
+    ut_rcache_flags("y");
+}
+
+static void test_rcache_flags_no_purge(void)
+{
+    ut_rcache_flags("n");
+}
+
+/* What purging on fork does: a registration no one holds is dropped (and
+ * unpinned) before the fork, so the next one pins again; without it the
+ * cache keeps it. */
+static void ut_fork(const char *purge_on_fork, long pins)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr d;
+    int status;
+    pid_t pid;
+
+    setenv("UCX_GDRX_RCACHE_PURGE_ON_FORK", purge_on_fork, 1);
+    if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 20))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 4096, &r), UCS_OK);
+    ut_dereg(&u, &r);
+    pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && (WEXITSTATUS(status) == 0));
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 4096, &r), UCS_OK);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "pins"), pins);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "unpins"), pins);
+    tc_free(d);
+}
+
+static void test_fork_purges(void)
+{
+    ut_fork("y", 2);
+}
+
+static void test_fork_keeps_without_purge(void)
+{
+    ut_fork("n", 1);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_hit_and_miss),
     GDRX_TEST_CASE(test_eviction_limit),
@@ -396,6 +500,10 @@ static const struct gdrx_test_case cases[] = {
 #if UCT_API < UCT_VERSION(1, 17)
     GDRX_TEST_CASE(test_widened_region),
 #endif
+    GDRX_TEST_CASE(test_rcache_flags_purge),
+    GDRX_TEST_CASE(test_rcache_flags_no_purge),
+    GDRX_TEST_CASE(test_fork_purges),
+    GDRX_TEST_CASE(test_fork_keeps_without_purge),
     GDRX_TEST_END
 };
 

@@ -258,24 +258,6 @@ static void test_pin_refused_no_rcache(void)
     ut_pin_refused("n");
 }
 
-static ucs_status_t ut_alloc(struct ut_uct *u, size_t len,
-                             uct_allocated_memory_t *mem)
-{
-    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
-    uct_mem_alloc_params_t params;
-
-    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
-                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
-                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
-    params.flags      = UCT_MD_MEM_ACCESS_ALL;
-    params.mem_type   = UCS_MEMORY_TYPE_CUDA;
-    params.mds.mds    = &u->md;
-    params.mds.count  = 1;
-    params.name       = "test_reg";
-    return uct_mem_alloc(len, &method, 1, &params, mem);
-}
-
 /* The MD allocates CUDA memory (a UCX without CUDA has no other way), in
  * the current context, registered: its memh is the registration. */
 static void test_mem_alloc(void)

@@ -23,16 +23,21 @@ static int ut_ucx_info(const char *dir, const char *rel, const char *args,
                        char *out, size_t size)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char plugin[512], env[1024], cmd[2048];
+    char sim[1100], plugin[512], env[2048], cmd[2560];
 
-    /* a sanitized plugin in LD_PRELOAD needs its runtime first */
+    /* The simulated GPU has no device node and serves through dmabuf only:
+     * its libcuda, preloaded and initialised at load, stands for a CUDA
+     * program (where gdrx lists its resource).  A sanitized plugin in
+     * LD_PRELOAD needs its runtime first. */
+    ut_sim_preload(sim, sizeof(sim));
     if (rel != NULL) {
         ut_build_path(plugin, sizeof(plugin), rel);
-        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s'", (rt && *rt) ? rt : "",
-                 (rt && *rt) ? ":" : "", plugin);
+        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s:%s'",
+                 (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin);
     } else {
         ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs");
-        snprintf(env, sizeof(env), "UCX_PLUGIN_PATH='%s'", plugin);
+        snprintf(env, sizeof(env), "LD_PRELOAD='%s%s%s' UCX_PLUGIN_PATH='%s'",
+                 (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin);
     }
     snprintf(cmd, sizeof(cmd), "cd '%s' && env -u UCX_CONFIG_DIR %s '%s' %s "
              "2>&1", dir, env, GDRX_UCX_INFO, args);
@@ -51,9 +56,9 @@ static void test_info_lists_gdrx(void)
     CU_ASSERT_PTR_NULL(strstr(ut_out, "gdrx: libuct_gdrx was built"));
 }
 
-/* UCX 1.21+ also loads lib<framework>_<name>.so.0 from UCX_PLUGIN_PATH and
- * its module directory; older releases only what their build names, which
- * is why they need LD_PRELOAD. */
+/* UCX 1.22+ also loads lib<framework>_<name>.so.0 from UCX_PLUGIN_PATH and
+ * its module directory (1.21.0 reverted it before its release); older
+ * releases only what their build names, which is why they need LD_PRELOAD. */
 static void test_plugin_path(void)
 {
     const char *listed;
@@ -63,7 +68,7 @@ static void test_plugin_path(void)
         return;
     }
     listed = strstr(ut_out, "#      Transport: gdrx\n");
-    if (UCT_API >= UCT_VERSION(1, 21)) {
+    if (UCT_API >= UCT_VERSION(1, 22)) {
         CU_ASSERT_PTR_NOT_NULL(listed);
     } else {
         CU_ASSERT_PTR_NULL(listed);

@@ -4,9 +4,11 @@
  * through gdrx (memory-type cache fed by gdrx's events, no
  * UCX_MEMTYPE_CACHE=n) and copy them through gdrx's memtype endpoint.
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
- * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched;
+ * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched,
+ * and a process that had not loaded or initialised CUDA still has not;
  * many offsets of one buffer cost one pin; refused pins leave transfers
  * working; ucp_mem_map allocates CUDA memory through gdrx.
+ * (When gdrx cannot serve: test_ucp_aside.c.)
  *
  * SPDX-License-Identifier: MIT
  */
@@ -15,111 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <ucp/api/ucp.h>
 
-#include "ut_uct.h"
-
-enum ut_kind { UT_HOST, UT_DEV };
-
-struct ut_ucp {
-    ucp_context_h context;
-    ucp_worker_h  worker;
-    ucp_ep_h      ep;
-    char          stats[128];
-};
+#include "ut_ucp.h"
 
 static void ut_ucp_open(struct ut_ucp *t)
 {
-    ucp_params_t params = {0};
-    ucp_worker_params_t wparams = {0};
-    ucp_ep_params_t eparams = {0};
-    ucp_address_t *addr;
-    size_t addr_len;
-
-    snprintf(t->stats, sizeof(t->stats), "/tmp/gdrx-ucp-stats.%d", (int)getpid());
-    unlink(t->stats);
-    setenv("UCX_GDRX_STATS_DUMP", t->stats, 1);
-    setenv("UCX_TLS", "self,gdrx", 1);
-    unsetenv("UCX_MEMTYPE_CACHE");
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_TAG;
-    CU_ASSERT_EQUAL_FATAL(ucp_init(&params, NULL, &t->context), UCS_OK);
-    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    CU_ASSERT_EQUAL_FATAL(ucp_worker_create(t->context, &wparams, &t->worker), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(ucp_worker_get_address(t->worker, &addr, &addr_len), UCS_OK);
-    eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    eparams.address    = addr;
-    CU_ASSERT_EQUAL_FATAL(ucp_ep_create(t->worker, &eparams, &t->ep), UCS_OK);
-    ucp_worker_release_address(t->worker, addr);
-}
-
-static void ut_wait(struct ut_ucp *t, void *req)
-{
-    ucs_status_t status;
-
-    if (UCS_PTR_IS_ERR(req)) {
-        CU_FAIL("request failed");
-        return;
-    }
-    if (req == NULL) {
-        return;
-    }
-    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        ucp_worker_progress(t->worker);
-    }
-    CU_ASSERT_EQUAL(status, UCS_OK);
-    ucp_request_free(req);
-}
-
-static void ut_ucp_close(struct ut_ucp *t)
-{
-    ucp_request_param_t param = {0};
-
-    ut_wait(t, ucp_ep_close_nbx(t->ep, &param));
-    ucp_worker_destroy(t->worker);
-    ucp_cleanup(t->context);
-}
-
-static void *ut_buf(enum ut_kind kind, size_t len)
-{
-    return (kind == UT_DEV) ? (void*)tc_alloc(len) : calloc(1, len);
-}
-
-static void ut_buf_free(enum ut_kind kind, void *p)
-{
-    if (kind == UT_DEV) {
-        tc_free((CUdeviceptr)p);
-    } else {
-        free(p);
-    }
-}
-
-static void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
-                        size_t len, uint32_t seed)
-{
-    ucp_request_param_t param = {0};
-    void *src = ut_buf(from, len), *dst = ut_buf(to, len), *rreq, *sreq;
-    uint8_t *check = malloc(len);
-
-    if (from == UT_DEV) {
-        tc_fill((CUdeviceptr)src, len, seed);
-    } else {
-        tc_pattern(src, len, seed);
-    }
-    rreq = ucp_tag_recv_nbx(t->worker, dst, len, 7, (ucp_tag_t)-1, &param);
-    sreq = ucp_tag_send_nbx(t->ep, src, len, 7, &param);
-    ut_wait(t, sreq);
-    ut_wait(t, rreq);
-    if (to == UT_DEV) {
-        CU_ASSERT(tc_check((CUdeviceptr)dst, len, seed));
-    } else {
-        tc_pattern(check, len, seed);
-        CU_ASSERT_EQUAL(memcmp(dst, check, len), 0);
-    }
-    ut_buf_free(from, src);
-    ut_buf_free(to, dst);
-    free(check);
+    ut_ucp_open_tls(t, "self,gdrx", NULL);
 }
 
 static const size_t ut_sizes[] = {1, 63, 1000, 4097};
@@ -131,23 +34,6 @@ static long ut_total(void)
 
     for (i = 0; i < sizeof(ut_sizes) / sizeof(ut_sizes[0]); ++i) {
         total += (long)ut_sizes[i];
-    }
-    return total;
-}
-
-/* Bytes gdrx moved, every operation and direction. */
-static long ut_gdrx_bytes(const char *stats)
-{
-    static const char *const ops[] = {
-        "iface put_short", "iface put_bcopy", "iface put_zcopy",
-        "iface get_short", "iface get_bcopy", "iface get_zcopy", NULL
-    };
-    const char *const *op;
-    long total = 0, v;
-
-    for (op = ops; *op != NULL; ++op) {
-        v = ut_counter(stats, *op, "bytes");
-        total += (v > 0) ? v : 0;
     }
     return total;
 }
@@ -359,6 +245,11 @@ static void ut_side_effects(const char *tls, int expect_hooks)
 
     char stats[128];
 
+    /* a CUDA program: where only dmabuf serves, gdrx lists itself only
+     * once CUDA is initialised */
+    if (tc_setup(0) != 0) {
+        return;
+    }
     /* the counters gdrx's MD writes when closed: proof it was opened */
     snprintf(stats, sizeof(stats), "/tmp/gdrx-ucp-side.%d", (int)getpid());
     unlink(stats);
@@ -391,7 +282,103 @@ static void test_named_installs_at_worker(void)
     ut_side_effects("self,gdrx", 1);
 }
 
+/* ---- what UCP costs a process that leaves gdrx out: run in a fresh
+ * process (this program again) that has not loaded libcuda, or has loaded
+ * it without initialising CUDA. ---- */
+
+#define UT_CHILD_ENV "GDRX_UT_UCP_CHILD"
+
+/* The child: load the plugin (as LD_PRELOAD), maybe libcuda (and CUDA
+ * initialised), then UCP with $UCX_TLS up to a worker; prints what became
+ * of libcuda. */
+static int ut_child_main(const char *mode)
+{
+    __typeof__(&cuDeviceGetCount) get_count;
+    ucp_params_t params = {0};
+    ucp_worker_params_t wparams = {0};
+    ucp_context_h context;
+    ucp_worker_h worker;
+    char line[512];
+    int mapped = 0, count, initialised = 0;
+    void *lib;
+    FILE *f;
+
+    if (strcmp(mode, "none") &&
+        (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL) == NULL)) {
+        printf("cannot load libcuda.so.1\n");
+        return 1;
+    }
+    if (!strcmp(mode, "init") &&
+        ((void)tc_load(), (tc.Init == NULL) || (tc.Init(0) != CUDA_SUCCESS))) {
+        printf("cannot initialise CUDA\n");
+        return 1;
+    }
+    params.field_mask  = UCP_PARAM_FIELD_FEATURES;
+    params.features    = UCP_FEATURE_TAG;
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    if ((ut_load_plugin() != 0) || (ucp_init(&params, NULL, &context) != UCS_OK)) {
+        printf("ucp_init failed\n");
+        return 1;
+    }
+    if (ucp_worker_create(context, &wparams, &worker) != UCS_OK) {
+        printf("ucp_worker_create failed\n");
+        return 1;
+    }
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+
+    f = fopen("/proc/self/maps", "r");
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        mapped |= (strstr(line, "/libcuda.so") != NULL);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    /* before cuInit the sim's count fails, as a real libcuda's does */
+    lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib != NULL) {
+        *(void**)&get_count = dlsym(lib, "cuDeviceGetCount");
+        initialised = (get_count != NULL) && (get_count(&count) == CUDA_SUCCESS);
+    }
+    printf("libcuda mapped %d initialised %d\n", mapped, initialised);
+    return 0;
+}
+
+/* The child's report with this mode and UCX_TLS ("" if it failed). */
+static const char *ut_child(const char *mode, const char *tls)
+{
+    static char out[4096];
+    char cmd[1024];
+
+    snprintf(cmd, sizeof(cmd), "env %s=%s UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
+             "/proc/%d/exe 2>&1", UT_CHILD_ENV, mode, tls, (int)getpid());
+    if (gdrx_test_capture(cmd, out, sizeof(out)) != 0) {
+        fprintf(stderr, "    child %s %s said:\n%s\n", mode, tls, out);
+        return "";
+    }
+    return out;
+}
+
+/* UCX_TLS without gdrx: UCP lists gdrx's resources and opens its MD, and
+ * libcuda is neither loaded nor, where the program loaded it, initialised.
+ * Named, with dmabuf the only backend (the simulated GPU's), gdrx cannot
+ * be told to work before CUDA is initialised: it is not listed, the worker
+ * comes up without it, and CUDA stays as it was.  A program that
+ * initialised CUDA itself: the check sees it (its positive control). */
+static void test_left_out_loads_no_cuda(void)
+{
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("none", "self,tcp"),
+                                  "libcuda mapped 0 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp"),
+                                  "libcuda mapped 1 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp,gdrx"),
+                                  "libcuda mapped 1 initialised 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("init", "self,tcp"),
+                                  "libcuda mapped 1 initialised 1"));
+}
+
 static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_left_out_loads_no_cuda),
     GDRX_TEST_CASE(test_left_out_installs_nothing),
     GDRX_TEST_CASE(test_named_installs_at_worker),
     GDRX_TEST_CASE(test_host_to_dev),
@@ -426,6 +413,12 @@ static const struct gdrx_test_suite sim_suites[] = {
 
 int main(int argc, char **argv)
 {
+    const char *child = getenv(UT_CHILD_ENV);
+
+    if (child != NULL) {
+        return ut_child_main(child);
+    }
+
     if (tc_load() && (tsim.fail_next != NULL)) {
         return gdrx_test_main(argc, argv, tc_suites(suites, sim_suites));
     }

@@ -37,6 +37,15 @@ void ut_build_path(char *buf, size_t size, const char *rel)
     snprintf(buf, size, "%s/%s", top ? top : ".", rel);
 }
 
+void ut_sim_preload(char *buf, size_t size)
+{
+    char sim[512], init[512];
+
+    ut_build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
+    ut_build_path(init, sizeof(init), "tests/ucx/.libs/libut_cuda_init.so");
+    snprintf(buf, size, "%s:%s", sim, init);
+}
+
 int ut_load_plugin(void)
 {
     char path[512];
@@ -178,6 +187,23 @@ void ut_dereg(struct ut_uct *u, struct ut_reg *r)
         (uct_md_mem_dereg(u->md, r->memh) != UCS_OK)) {
         ut_fail("rkey_release/mem_dereg", __LINE__);
     }
+}
+
+ucs_status_t ut_alloc(struct ut_uct *u, size_t len, uct_allocated_memory_t *mem)
+{
+    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
+    uct_mem_alloc_params_t params;
+
+    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE |
+                        UCT_MEM_ALLOC_PARAM_FIELD_MDS |
+                        UCT_MEM_ALLOC_PARAM_FIELD_NAME;
+    params.flags      = UCT_MD_MEM_ACCESS_ALL;
+    params.mem_type   = UCS_MEMORY_TYPE_CUDA;
+    params.mds.mds    = &u->md;
+    params.mds.count  = 1;
+    params.name       = "gdrx test";
+    return uct_mem_alloc(len, &method, 1, &params, mem);
 }
 
 struct ut_bcopy_arg {

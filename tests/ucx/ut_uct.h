@@ -31,6 +31,12 @@ struct ut_reg {
 /* Path of a file in the build tree (GDRX_TEST_BUILDDIR). */
 void ut_build_path(char *buf, size_t size, const char *rel);
 
+/* The simulated libcuda and tests/ucx's helper that initialises CUDA at
+ * load, as an LD_PRELOAD list ("a:b"): a CUDA program that set up CUDA
+ * before UCX, for programs of the suites' own that never touch CUDA
+ * (ucx_info, MPI ranks before MPI_Init; see ut_cuda_init.c). */
+void ut_sim_preload(char *buf, size_t size);
+
 /* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
 int ut_load_plugin(void);
 
@@ -49,6 +55,9 @@ void ut_close(struct ut_uct *u);
 ucs_status_t ut_reg(struct ut_uct *u, void *addr, size_t len,
                     struct ut_reg *r);
 void ut_dereg(struct ut_uct *u, struct ut_reg *r);
+
+/* uct_mem_alloc of CUDA memory through gdrx's MD alone. */
+ucs_status_t ut_alloc(struct ut_uct *u, size_t len, uct_allocated_memory_t *mem);
 
 /* The size classes of put and get. */
 enum ut_op { UT_SHORT, UT_BCOPY, UT_ZCOPY };

@@ -354,6 +354,7 @@ const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {
     .open = nvrm_open,
     .close = nvrm_close,
     .probe = nvrm_probe,
+    .precheck = nvrm_client_precheck,
     .pin = nvrm_pin,
     .unpin = nvrm_unpin,
     .map = nvrm_map,

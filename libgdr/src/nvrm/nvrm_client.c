@@ -67,6 +67,31 @@ static uint64_t version_code(const char *version)
     return ((uint64_t)major << 16) | (minor & 0xffff);
 }
 
+int nvrm_client_precheck(void)
+{
+    char sys[NVRM_VERSION_STRING_LEN + 8];
+
+    ssize_t n = nvrm_read_file("/sys/module/nvidia/version", sys, sizeof(sys));
+    if (n < 0) {
+        gdrx_info("nvrm: no NVIDIA kernel driver (/sys/module/nvidia/version: %s)",
+                  strerror((int)-n));
+        return -ENODEV;
+    }
+    sys[strcspn(sys, " \t\r\n")] = '\0';
+    if (!nvrm_version_validated(sys)) {
+        gdrx_info("nvrm: NVIDIA driver %s (branch %u) is not a validated branch", sys,
+                  branch_of(sys));
+        return -ENOTSUP;
+    }
+    /* present and read-write for us; not opened (the driver sees nothing) */
+    if (access("/dev/nvidiactl", R_OK | W_OK) != 0) {
+        int e = errno;
+        gdrx_info("nvrm: /dev/nvidiactl: %s", strerror(e));
+        return e == ENOENT ? -ENODEV : -e;
+    }
+    return 0;
+}
+
 int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
                      const struct nvrm_cuda *cx)
 {

@@ -48,6 +48,12 @@ struct nvrm_client {
     nvrm_handle_t           next_handle;
 };
 
+/* What can be told without CUDA or the driver: /sys/module/nvidia/version
+ * names a validated branch and /dev/nvidiactl is there, read-write for us
+ * (not opened).  0, -ENODEV (no driver), -ENOTSUP (branch not validated),
+ * -errno. */
+int nvrm_client_precheck(void);
+
 /* Version check, root client.  0, -ENODEV (no driver), -ENOTSUP (driver
  * branch not validated, or STRICT check refused), -errno. */
 int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,

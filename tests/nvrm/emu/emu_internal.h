@@ -102,6 +102,7 @@ struct emu_real {
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     int   (*munmap)(void *, size_t);
     ssize_t (*readlink)(const char *, char *, size_t);
+    int   (*access)(const char *, int);
 };
 
 struct emu_state {

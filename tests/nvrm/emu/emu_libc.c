@@ -84,6 +84,7 @@ static void init_once(void)
     emu.real.mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
     emu.real.munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
     emu.real.readlink = (ssize_t (*)(const char *, char *, size_t))dlsym(RTLD_NEXT, "readlink");
+    emu.real.access = (int (*)(const char *, int))dlsym(RTLD_NEXT, "access");
 
     const char *v = emu_getenv("NVRM_EMU_TRACE");
     emu.trace = v && *v && strcmp(v, "0") != 0;
@@ -278,6 +279,37 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
 int __openat64_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
+
+/* The emulated device nodes exist (/dev/nvidiactl, /dev/nvidia-uvm, one
+ * /dev/nvidiaN per GPU) and are read-write; "access:<path>" rules fail
+ * the call. */
+int access(const char *path, int mode)
+{
+    char op[80], *end = NULL;
+    int rc = 0;
+
+    emu_init();
+    if (strncmp(path, "/dev/nvidia", 11) != 0)
+        return emu.real.access(path, mode);
+    emu_lock();
+    if (!emu.ngpus)
+        emu_default_gpus_locked();
+    snprintf(op, sizeof(op), "access:%s", path);
+    long inj = emu_injected_locked(op);
+    long minor = strtol(path + 11, &end, 10);
+    if (inj < 0) {
+        errno = (int)-inj;
+        rc = -1;
+    } else if (strcmp(path, "/dev/nvidiactl") != 0 && strcmp(path, "/dev/nvidia-uvm") != 0 &&
+               !(path[11] >= '0' && path[11] <= '9' && end && *end == '\0' &&
+                 emu_gpu_by_minor((int)minor))) {
+        errno = ENOENT;
+        rc = -1;
+    }
+    emu_log("emu: access(%s) = %d", path, rc);
+    emu_unlock();
+    return rc;
+}
 
 static enum emu_fd_kind kind_of(int fd)
 {

@@ -67,10 +67,11 @@ int nvrm_emu_bind_memory(uint32_t h_client, uint32_t h_memory, int memfd,
 /*
  * Make the next `count` requests named `op` fail (count <= 0 removes the
  * rule).  op: "version", "alloc:0x41", "alloc" (any class), "free", "dup",
- * "share", "map", "unmap", "export" (dma-buf), "control:0x205", "control", "uvm_map",
- * "open:/dev/nvidia0", "mmap".  value > 0 is an NV_STATUS written to the
- * request's status field (the ioctl itself succeeds, as with the real
- * driver); value < 0 makes the call fail with errno -value.
+ * "share", "map", "unmap", "export" (dma-buf), "control:0x205", "control",
+ * "uvm_map", "open:/dev/nvidia0", "access:/dev/nvidiactl", "mmap".  value > 0
+ * is an NV_STATUS written to the request's status field (the ioctl itself
+ * succeeds, as with the real driver); value < 0 makes the call fail with
+ * errno -value.
  */
 int nvrm_emu_fail(const char *op, long value, int count);
 void nvrm_emu_fail_clear(void);

@@ -1,0 +1,122 @@
+/*
+ * uct_gdrx_ep_copy.h - reaching the device memory of one copy of a gdrx
+ * endpoint: the remote key's range and mapping (inline: every operation's
+ * path), and in uct_gdrx_ep_copy.c what is off that path: memory gdrx
+ * could not pin (the copy engine), copies without a key, and the report of
+ * a copy outside its key.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UCT_GDRX_EP_COPY_H
+#define UCT_GDRX_EP_COPY_H
+
+#include "uct_gdrx_iface.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <ucs/debug/log.h>
+
+
+/* A key made on the spot for an address of this process. */
+typedef struct uct_gdrx_ep_local_key {
+    uct_gdrx_key_t key;
+    uct_gdrx_mem_t *mem;
+} uct_gdrx_ep_local_key_t;
+
+
+/* Says why [remote_addr, remote_addr + length) is not copied: outside the
+ * key (debug), or through a key that maps nothing (once, as an error). */
+void uct_gdrx_ep_out_of_range(const uct_gdrx_key_t *key,
+                              uint64_t remote_addr, size_t length);
+
+/* Copy between buffer and remote_addr, one of them device memory gdrx
+ * could not pin (dev_addr), by the copy engine. */
+ucs_status_t
+uct_gdrx_ep_copy_unpinned(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                          void *buffer, size_t length, uint64_t remote_addr,
+                          uint64_t dev_addr);
+
+/* A key for remote_addr, memory of this process, registered through the
+ * MD; uct_gdrx_ep_key_release gives it back. */
+ucs_status_t
+uct_gdrx_ep_key_by_address(uct_gdrx_iface_t *iface, uint64_t remote_addr,
+                           size_t length, uct_gdrx_ep_local_key_t *local);
+void uct_gdrx_ep_key_release(uct_gdrx_iface_t *iface,
+                             uct_gdrx_ep_local_key_t *local);
+
+/* A copy with no remote key (UCT_INVALID_RKEY): remote_addr is memory of
+ * this process, found through the interface's recent mappings or the MD. */
+ucs_status_t
+uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                         void *buffer, size_t length, uint64_t remote_addr);
+
+
+/* The CPU address of [remote_addr, remote_addr + length) in the key's
+ * mapping: the one remote range check of every keyed copy, by the CPU or
+ * by the copy engine (which libgdrx's own check does not cover). */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                    size_t length, void **mapped_p)
+{
+    if (ucs_unlikely(!uct_gdrx_range_holds(key->dptr, key->length,
+                                           remote_addr, length))) {
+        uct_gdrx_ep_out_of_range(key, remote_addr, length);
+        return UCS_ERR_OUT_OF_RANGE;
+    }
+
+    *mapped_p = (void*)(uintptr_t)(key->cpu_ptr + (remote_addr - key->dptr));
+    return UCS_OK;
+}
+
+/* Copy length bytes between buffer and remote_addr of the key's range. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
+                 size_t length, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
+    ucs_status_t status;
+    gdrx_pin_t pin;
+    void *mapped;
+    int ret;
+
+    if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
+        /* a host registration: the remote address is memory of this process */
+        if (dir == UCT_GDRX_DIR_PUT) {
+            memcpy((void*)(uintptr_t)remote_addr, buffer, length);
+        } else {
+            memcpy(buffer, (void*)(uintptr_t)remote_addr, length);
+        }
+        return UCS_OK;
+    }
+
+    if (length == 0) {
+        return UCS_OK; /* nothing to reach, whatever the key */
+    }
+
+    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
+        return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
+                                         remote_addr, remote_addr);
+    }
+
+    pin.id = key->pin_id;
+    if (dir == UCT_GDRX_DIR_PUT) {
+        ret = gdrx_copy_to_mapping(pin, mapped, buffer, length);
+    } else {
+        ret = gdrx_copy_from_mapping(pin, buffer, mapped, length);
+    }
+
+    if (ucs_unlikely(ret != 0)) {
+        ucs_debug("gdrx: copy at 0x%" PRIx64 " length %zu failed: %s",
+                  remote_addr, length, gdrx_strerror(ret));
+        return uct_gdrx_md_status(ret);
+    }
+
+    return UCS_OK;
+}
+
+#endif
