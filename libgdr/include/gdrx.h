@@ -35,7 +35,8 @@
  * GDRX_FREE_HOOKS=0 (never patch libcuda's allocation and free entry
  * points: stale pins are then found by gdrx_pin_query/gdrx_map only, and
  * gdrx_mem_events_subscribe fails with -ENOSYS; by default they are
- * patched at the first gdrx_open or subscription, never at load),
+ * patched at the first pin or subscription, or at a gdrx_open while a
+ * subscription is live; never at load),
  * GDRX_NVRM_IPC=1 (where CUDA refuses a dma-buf of memory it mapped
  * before the first nvrm gdrx_open, the default way nvrm finds it, find it
  * through cuIpcGetMemHandle, which makes that allocation dup-able by any

@@ -11,6 +11,7 @@
 #include "core.h"
 #include "free_hook.h"
 #include "log.h"
+#include "mem_events.h"
 
 static void ctx_slot_init(struct gdrx_hslot *s)
 {
@@ -85,7 +86,11 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
     ctx->ops = ops;
     ctx->bctx = bctx;
     atomic_store_explicit(&ctx->pin_count, 0, memory_order_relaxed);
-    gdrx_free_hook_enable();
+    /* Subscribers were promised events from the next gdrx_open on (their
+     * libcuda may only have been loaded by it); else the first pin
+     * installs the hooks (pin.c) */
+    if (gdrx_mem_events_subscribed())
+        gdrx_free_hook_enable();
     atomic_store_explicit(&ctx->state, GDRX_CTX_OPEN, memory_order_relaxed);
     gdrx_ht_publish(&ctx->h, id);
     pthread_rwlock_unlock(&ctx->lock);

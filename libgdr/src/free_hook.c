@@ -5,7 +5,8 @@
  *
  * Nothing happens at load: a process that merely loads libgdrx is left
  * as it was.  Installation waits for a caller that needs events (the
- * first gdrx_open, the first subscription) and for libcuda to be there.
+ * first pin, the first subscription, a gdrx_open while one is live) and
+ * for libcuda to be there.
  */
 #include "free_hook.h"
 
@@ -59,6 +60,9 @@ int gdrx_free_hook_enable(void)
 {
     int rc;
 
+    /* every pin asks: decided once, then one load */
+    if (__atomic_load_n(&hook_state, __ATOMIC_ACQUIRE) == HOOK_ACTIVE)
+        return 0;
     pthread_mutex_lock(&hook_lock);
     switch (hook_state) {
     case HOOK_ACTIVE:

@@ -59,6 +59,11 @@ static void call_slot(struct sub_slot *s, const struct gdrx_mem_event *ev)
     atomic_fetch_sub(&s->active, 1);
 }
 
+int gdrx_mem_events_subscribed(void)
+{
+    return atomic_load_explicit(&nlive, memory_order_acquire) > 0;
+}
+
 void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev)
 {
     if (ev->type == GDRX_MEM_EVENT_FREE)

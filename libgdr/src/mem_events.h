@@ -13,6 +13,9 @@
  * (FREE), then every subscriber whose mask has the type. */
 void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev);
 
+/* 1 while some subscription is live (they want events from now on). */
+int gdrx_mem_events_subscribed(void);
+
 /* A whole context goes (a primary context reset of device, or, with
  * device < 0, ctx destroyed): a FREE event for each pinned allocation it
  * owns.  Allocations nobody pinned are not known, so not reported. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "free_hook.h"
 #include "log.h"
 #include "pin_index.h"
 
@@ -175,6 +176,10 @@ int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t fl
     struct gdrx_pin_req req = { .dptr = dptr, .len = len, .flags = flags };
     const struct gdrx_cuda *cu = ctx->dev.cu;
 
+    /* The CUDA hooks come with the first pin (they protect pins), not with
+     * gdrx_open: a library that opens gdrx and then lets UCX patch libcuda
+     * (UCX's gdr_copy over libgdrapi) would otherwise lock UCX out. */
+    gdrx_free_hook_enable();
     int rc = pointer_device(cu, dptr, &req.device);
     if (rc)
         return rc;

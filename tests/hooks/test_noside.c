@@ -207,9 +207,9 @@ int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)
 }
 
 /* gdrx_probe names the backend gdrx_open would use and changes nothing (the
- * UCX plugin lists its resource with it); gdrx_open then installs the
- * hooks and its fork handlers: the positive control.  Bad parameters:
- * -EINVAL. */
+ * UCX plugin lists its resource with it); gdrx_open then installs its fork
+ * handlers, and a subscription the hooks: the positive controls.  Bad
+ * parameters: -EINVAL. */
 static void test_probe_changes_nothing(void)
 {
     struct snapshot before, after;
@@ -244,8 +244,15 @@ static void test_probe_changes_nothing(void)
     CU_ASSERT_EQUAL(atfork_calls, 0);
 
     CU_ASSERT_EQUAL_FATAL(open_ctx(NULL, &ctx), 0);
-    CU_ASSERT_TRUE(text_changed(&before));
+    /* fork handlers now; the CUDA hooks only with a pin or a subscription */
     CU_ASSERT(atfork_calls > 0);
+    CU_ASSERT_FALSE(text_changed(&before));
+    int (*subscribe)(uint32_t, gdrx_mem_event_cb_t, void *, gdrx_mem_sub_t *) =
+        (int (*)(uint32_t, gdrx_mem_event_cb_t, void *, gdrx_mem_sub_t *))dlsym(g, "gdrx_mem_events_subscribe");
+    gdrx_mem_sub_t sub;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(subscribe);
+    CU_ASSERT_EQUAL_FATAL(subscribe(GDRX_MEM_EVENT_FREE, no_op, NULL, &sub), 0);
+    CU_ASSERT_TRUE(text_changed(&before));
 }
 
 /* gdrx_probe with GDRX_PROBE_FLAG_NO_CUDA (the UCX plugin lists its

@@ -102,24 +102,39 @@ static int start_ucx(const char *mode)
     return set_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 0, on_ucx_event, NULL);
 }
 
-static void run(const char *mode, int ucx_first)
+/* Who comes first: UCX's hooks, a gdrx context with no pin yet, or a
+ * gdrx pin (which installs gdrx's hooks). */
+enum order { UCX_FIRST, GDRX_OPEN_FIRST, GDRX_PIN_FIRST };
+
+static void run(const char *mode, enum order order)
 {
     const size_t len = 1u << 20;
-    gdrx_pin_t pin;
+    gdrx_pin_t pin, first_pin;
+    CUdeviceptr first = 0;
     void *cpu = NULL;
     char byte = 1;
 
     tc_default_backend();
     if (tc_setup(0))
         return;
-    if (ucx_first)
+    if (order == UCX_FIRST)
         CU_ASSERT_EQUAL_FATAL(start_ucx(mode), 0);
     gdrx_t g = tc_open();
-    /* After gdrx, UCX's bistro meets our entry's `jmp rel32`, which its
-     * relocator does not know, and refuses (docs/free-interception.md);
-     * the UCX transport therefore lets UCX's hooks in first. */
-    int ucx_hooks = ucx_first || start_ucx(mode) == 0;
-    CU_ASSERT_EQUAL(ucx_hooks, ucx_first || strcmp(mode, "bistro") != 0);
+    if (order == GDRX_PIN_FIRST) {
+        CU_ASSERT_FATAL(cuMemAlloc(&first, 65536) == CUDA_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, first, 65536, 0, &first_pin), 0);
+    }
+    /* gdrx's hooks come with its first pin (or subscription), not with
+     * gdrx_open.  After them UCX's bistro meets our entry's `jmp rel32`,
+     * which its relocator does not know, and refuses
+     * (docs/free-interception.md); the UCX transport therefore lets UCX's
+     * hooks in first. */
+    int ucx_hooks = order == UCX_FIRST || start_ucx(mode) == 0;
+    CU_ASSERT_EQUAL(ucx_hooks, order != GDRX_PIN_FIRST || strcmp(mode, "bistro") != 0);
+    if (first) {
+        CU_ASSERT_EQUAL(gdrx_unpin(g, first_pin), 0);
+        CU_ASSERT(cuMemFree(first) == CUDA_SUCCESS);
+    }
 
     CUdeviceptr p = 0;
     CU_ASSERT_FATAL(cuMemAlloc(&p, len) == CUDA_SUCCESS); /* through this program's GOT */
@@ -172,16 +187,20 @@ static int ucx_alone_installs(const char *mode)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static void test_bistro_ucx_first(void) { run("bistro", 1); }
-static void test_bistro_gdrx_first(void) { run("bistro", 0); }
-static void test_reloc_ucx_first(void) { run("reloc", 1); }
-static void test_reloc_gdrx_first(void) { run("reloc", 0); }
+static void test_bistro_ucx_first(void) { run("bistro", UCX_FIRST); }
+static void test_bistro_gdrx_first(void) { run("bistro", GDRX_OPEN_FIRST); }
+static void test_bistro_gdrx_pin_first(void) { run("bistro", GDRX_PIN_FIRST); }
+static void test_reloc_ucx_first(void) { run("reloc", UCX_FIRST); }
+static void test_reloc_gdrx_first(void) { run("reloc", GDRX_OPEN_FIRST); }
+static void test_reloc_gdrx_pin_first(void) { run("reloc", GDRX_PIN_FIRST); }
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_reloc_ucx_first),
     GDRX_TEST_CASE(test_reloc_gdrx_first),
+    GDRX_TEST_CASE(test_reloc_gdrx_pin_first),
     GDRX_TEST_CASE(test_bistro_ucx_first),
     GDRX_TEST_CASE(test_bistro_gdrx_first),
+    GDRX_TEST_CASE(test_bistro_gdrx_pin_first),
     GDRX_TEST_END
 };
 
@@ -189,6 +208,7 @@ static const struct gdrx_test_case cases[] = {
 static const struct gdrx_test_case reloc_cases[] = {
     GDRX_TEST_CASE(test_reloc_ucx_first),
     GDRX_TEST_CASE(test_reloc_gdrx_first),
+    GDRX_TEST_CASE(test_reloc_gdrx_pin_first),
     GDRX_TEST_END
 };
 

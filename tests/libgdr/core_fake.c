@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core_fake.h"
+#include "free_hook.h"
 
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -19,6 +20,12 @@ static int find(uint64_t p)
         if (fk.alloc[i].size && p >= fk.alloc[i].base && p - fk.alloc[i].base < fk.alloc[i].size)
             return i;
     return -1;
+}
+
+/* pin.c installs the CUDA hooks at a pin: none here (no libcuda). */
+int gdrx_free_hook_enable(void)
+{
+    return -ENOSYS;
 }
 
 int fake_alloc(uint64_t base, size_t size)

@@ -10,7 +10,9 @@
  *   -w N        window (bandwidth only)          -c    check every message
  *   -r N        latency only: every N round trips, free both buffers,
  *               allocate and free a 1 MiB scratch buffer, and allocate
- *               them again (a CUDA program's churn; untimed)
+ *               them again (a CUDA program's churn; untimed); the first
+ *               round trip on new buffers is reported apart (a comment
+ *               line), the figure is the others'
  *   H|D H|D     rank 0's and rank 1's buffer: host or device (CUDA) memory
  * Without -c, the receive buffer is poisoned before the last timed message
  * and every byte of that message is checked; with -c every message gets a
