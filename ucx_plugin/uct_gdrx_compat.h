@@ -19,6 +19,13 @@
 #define UCT_GDRX_UCX_AT_LEAST(_maj, _min) \
     (UCT_API >= UCT_VERSION(_maj, _min))
 
+/* ucs_align_up/down_pow2: in ucs/sys/math.h up to 1.16, in
+ * ucs/sys/ptr_arith.h from 1.18, which 1.18's other headers do not include
+ * (1.22's sys.h does). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 18)
+#  include <ucs/sys/ptr_arith.h>
+#endif
+
 
 /* Registration cache configuration: libuct's own table up to 1.13, libucs's
  * from 1.14 on. */
