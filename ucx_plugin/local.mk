@@ -2,32 +2,42 @@
 # UCX release: its libraries plus its source tree's internal headers.
 EXTRA_DIST += ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 
+# Lowest layer first (the list in uct_gdrx_types.h).
 GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_compat.h \
-	ucx_plugin/uct_gdrx_md.h \
-	ucx_plugin/uct_gdrx_md.c \
-	ucx_plugin/uct_gdrx_md_setup.c \
-	ucx_plugin/uct_gdrx_mem.c \
-	ucx_plugin/uct_gdrx_alloc.c \
-	ucx_plugin/uct_gdrx_rcache.c \
-	ucx_plugin/uct_gdrx_events.h \
-	ucx_plugin/uct_gdrx_events.c \
-	ucx_plugin/uct_gdrx_iface.h \
-	ucx_plugin/uct_gdrx_iface.c \
-	ucx_plugin/uct_gdrx_ep.h \
-	ucx_plugin/uct_gdrx_keycache.h \
-	ucx_plugin/uct_gdrx_dma.h \
-	ucx_plugin/uct_gdrx_dma.c \
+	ucx_plugin/uct_gdrx_types.h \
 	ucx_plugin/uct_gdrx_cuda.h \
 	ucx_plugin/uct_gdrx_cuda.c \
+	ucx_plugin/uct_gdrx_events.h \
+	ucx_plugin/uct_gdrx_events.c \
+	ucx_plugin/uct_gdrx_stats.h \
+	ucx_plugin/uct_gdrx_stats.c \
+	ucx_plugin/uct_gdrx_version.h \
+	ucx_plugin/uct_gdrx_version.c \
 	ucx_plugin/uct_gdrx_gpu.h \
 	ucx_plugin/uct_gdrx_gpu.c \
+	ucx_plugin/uct_gdrx_dma.h \
+	ucx_plugin/uct_gdrx_dma.c \
+	ucx_plugin/uct_gdrx_mem.h \
+	ucx_plugin/uct_gdrx_mem.c \
+	ucx_plugin/uct_gdrx_rcache.h \
+	ucx_plugin/uct_gdrx_rcache.c \
+	ucx_plugin/uct_gdrx_md_setup.h \
+	ucx_plugin/uct_gdrx_md_setup.c \
+	ucx_plugin/uct_gdrx_md_reg.h \
+	ucx_plugin/uct_gdrx_md_reg.c \
+	ucx_plugin/uct_gdrx_alloc.h \
+	ucx_plugin/uct_gdrx_alloc.c \
+	ucx_plugin/uct_gdrx_md.h \
+	ucx_plugin/uct_gdrx_md.c \
+	ucx_plugin/uct_gdrx_keycache.h \
 	ucx_plugin/uct_gdrx_keycache.c \
+	ucx_plugin/uct_gdrx_iface.h \
 	ucx_plugin/uct_gdrx_ep_copy.h \
 	ucx_plugin/uct_gdrx_ep_copy.c \
+	ucx_plugin/uct_gdrx_ep.h \
 	ucx_plugin/uct_gdrx_ep.c \
-	ucx_plugin/uct_gdrx_stats.c \
-	ucx_plugin/uct_gdrx_version.c
+	ucx_plugin/uct_gdrx_iface.c
 # UCX's headers are not ours to keep warning-free: -isystem.
 GDRX_UCX_PLUGIN_CPPFLAGS = $(AM_CPPFLAGS) $(UCX_CPPFLAGS:-I%=-isystem %)
 # UCX's file name scheme: lib<framework>_<name>.so.0 (see README.md).

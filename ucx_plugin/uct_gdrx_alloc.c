@@ -9,8 +9,10 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_alloc.h"
 #include "uct_gdrx_cuda.h"
+#include "uct_gdrx_md_reg.h"
+#include "uct_gdrx_md_setup.h"
 
 #include <inttypes.h>
 #include <ucs/debug/log.h>

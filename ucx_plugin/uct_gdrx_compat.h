@@ -3,6 +3,8 @@
  * against, keyed on UCT_API (uct/api/version.h of the UCX built against).
  * UCX has no stable internal ABI, so the plugin is built per UCX minor
  * version and refuses to register in another one (uct_gdrx_version.c).
+ * The lowest layer (see uct_gdrx_types.h): it names nothing of the plugin,
+ * whose functions come in as macro arguments.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +18,13 @@
 
 #define UCT_GDRX_UCX_AT_LEAST(_maj, _min) \
     (UCT_API >= UCT_VERSION(_maj, _min))
+
+/* ucs_align_up/down_pow2: in ucs/sys/math.h up to 1.16, in
+ * ucs/sys/ptr_arith.h from 1.18, which 1.18's other headers do not include
+ * (1.22's sys.h does). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 18)
+#  include <ucs/sys/ptr_arith.h>
+#endif
 
 
 /* Registration cache configuration: libuct's own table up to 1.13, libucs's
@@ -135,52 +144,50 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_COMPONENT_VERSIONED
 #endif
 
-/* Reachability: a public iface op up to 1.14, an internal v2 op after. */
-int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
-                                     const uct_iface_addr_t *iface_addr);
-
+/* Reachability: a public iface op up to 1.14, an internal v2 op after.  The
+ * transport's op is declared with UCT_GDRX_IFACE_IS_REACHABLE_ARGS and
+ * answers UCT_GDRX_IFACE_IS_REACHABLE(_addr_reachable), _addr_reachable being
+ * its own test of the peer's interface address; the ops tables take it
+ * through UCT_GDRX_IFACE_OPS_IS_REACHABLE and
+ * UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 15)
-static inline int
-uct_gdrx_iface_is_reachable_v2(const uct_iface_h tl_iface,
-                               const uct_iface_is_reachable_params_t *params)
-{
-    return uct_iface_is_reachable_params_addrs_valid(params) &&
-           uct_gdrx_iface_is_reachable_addr(tl_iface, params->iface_addr) &&
-           uct_iface_scope_is_reachable(tl_iface, params);
-}
-#  define UCT_GDRX_IFACE_IS_REACHABLE uct_base_iface_is_reachable
+#  define UCT_GDRX_IFACE_IS_REACHABLE_ARGS \
+    const uct_iface_h tl_iface, const uct_iface_is_reachable_params_t *params
+#  define UCT_GDRX_IFACE_IS_REACHABLE(_addr_reachable) \
+    (uct_iface_is_reachable_params_addrs_valid(params) && \
+     _addr_reachable(tl_iface, params->iface_addr) && \
+     uct_iface_scope_is_reachable(tl_iface, params))
+#  define UCT_GDRX_IFACE_OPS_IS_REACHABLE(_is_reachable) \
+    uct_base_iface_is_reachable
+#else
+#  define UCT_GDRX_IFACE_IS_REACHABLE_ARGS \
+    const uct_iface_h tl_iface, const uct_device_addr_t *dev_addr, \
+    const uct_iface_addr_t *iface_addr
+#  define UCT_GDRX_IFACE_IS_REACHABLE(_addr_reachable) \
+    _addr_reachable(tl_iface, iface_addr)
+#  define UCT_GDRX_IFACE_OPS_IS_REACHABLE(_is_reachable) _is_reachable
 #endif
 
 /* Tested: 1.13, 1.16, 1.18, 1.22; 1.18's internal ops are 1.16's, those
  * of 1.17 and 1.19-1.21 differ or are untested, so those are refused;
  * releases after 1.22 take its branch. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
-#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
     .iface_query_v2        = uct_iface_base_query_v2, \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
-    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .iface_is_reachable_v2 = _is_reachable, \
     .ep_is_connected       = uct_base_ep_is_connected, \
     .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
     .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
 #elif (UCT_API == UCT_VERSION(1, 16)) || (UCT_API == UCT_VERSION(1, 18))
-#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED \
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
-    .iface_is_reachable_v2 = uct_gdrx_iface_is_reachable_v2, \
+    .iface_is_reachable_v2 = _is_reachable, \
     .ep_is_connected       = uct_base_ep_is_connected,
 #elif UCT_GDRX_UCX_AT_LEAST(1, 14)
 #  error "gdrx supports UCX 1.13, 1.16, 1.18 and 1.22 or newer (see README.md)"
-#endif
-
-#if !UCT_GDRX_UCX_AT_LEAST(1, 15)
-static inline int
-uct_gdrx_iface_is_reachable(const uct_iface_h tl_iface,
-                            const uct_device_addr_t *dev_addr,
-                            const uct_iface_addr_t *iface_addr)
-{
-    return uct_gdrx_iface_is_reachable_addr(tl_iface, iface_addr);
-}
-#  define UCT_GDRX_IFACE_IS_REACHABLE uct_gdrx_iface_is_reachable
-#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED
+#else
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable)
 #endif
 
 /* Fields of uct_perf_attr_t newer than 1.13: flags since 1.17 (UCP asks

@@ -14,6 +14,7 @@
 #include "uct_gdrx_ep.h"
 #include "uct_gdrx_ep_copy.h"
 #include "uct_gdrx_dma.h"
+#include "uct_gdrx_mem.h"
 
 #include <string.h>
 #include <ucs/debug/log.h>
@@ -164,7 +165,7 @@ static ucs_status_t uct_gdrx_ep_read(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
     if (length >= iface->dma_thresh) {
         ret = gdrx_copy_from_mapping(pin, dst, mapped, 0);
         if (ucs_unlikely(ret != 0)) {
-            return uct_gdrx_md_status(ret);
+            return uct_gdrx_mem_status(ret);
         }
 
         status = uct_gdrx_dma_from_device(&iface->dma, dst, dptr, length);
@@ -177,7 +178,7 @@ static ucs_status_t uct_gdrx_ep_read(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
         }
     }
 
-    return uct_gdrx_md_status(gdrx_copy_from_mapping(pin, dst, mapped, length));
+    return uct_gdrx_mem_status(gdrx_copy_from_mapping(pin, dst, mapped, length));
 }
 
 /* A zcopy part from the key's GPU range into host memory. */
@@ -227,14 +228,14 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
                                 mapped, laddr, length);
     }
     if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
-        return uct_gdrx_md_status(gdrx_copy_to_mapping(
+        return uct_gdrx_mem_status(gdrx_copy_to_mapping(
                 local->pin, mapped, (void*)(uintptr_t)remote_addr, length));
     }
 
     for (done = 0; done < length; done += chunk) {
         chunk = ucs_min(length - done, sizeof(bounce));
         if (dir == UCT_GDRX_DIR_PUT) {
-            status = uct_gdrx_md_status(gdrx_copy_from_mapping(
+            status = uct_gdrx_mem_status(gdrx_copy_from_mapping(
                     local->pin, bounce, mapped + done, chunk));
             if (status == UCS_OK) {
                 status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
@@ -244,7 +245,7 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
             status = uct_gdrx_ep_copy(iface, dir, bounce, chunk,
                                       remote_addr + done, rkey);
             if (status == UCS_OK) {
-                status = uct_gdrx_md_status(gdrx_copy_to_mapping(
+                status = uct_gdrx_mem_status(gdrx_copy_to_mapping(
                         local->pin, mapped + done, bounce, chunk));
             }
         }

@@ -11,6 +11,9 @@
 
 #include "uct_gdrx_ep_copy.h"
 #include "uct_gdrx_dma.h"
+#include "uct_gdrx_keycache.h"
+#include "uct_gdrx_md_reg.h"
+#include "uct_gdrx_mem.h"
 
 
 /* The first copy of the process through a key that maps nothing, said as

@@ -11,6 +11,7 @@
 #define UCT_GDRX_EP_COPY_H
 
 #include "uct_gdrx_iface.h"
+#include "uct_gdrx_mem.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -113,7 +114,7 @@ uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
     if (ucs_unlikely(ret != 0)) {
         ucs_debug("gdrx: copy at 0x%" PRIx64 " length %zu failed: %s",
                   remote_addr, length, gdrx_strerror(ret));
-        return uct_gdrx_md_status(ret);
+        return uct_gdrx_mem_status(ret);
     }
 
     return UCS_OK;

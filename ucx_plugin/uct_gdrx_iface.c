@@ -1,7 +1,8 @@
 /*
  * uct_gdrx_iface.c - the gdrx interface and transport: capabilities, the
  * performance UCX plans with (BAR reads are slow, writes fast), per-operation
- * counters.
+ * counters, the operation tables (naming the endpoint's functions) and the
+ * registration of the component and transport with UCX at load.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,13 +11,20 @@
 #endif
 
 #include "uct_gdrx_iface.h"
-#include "uct_gdrx_events.h"
+#include "uct_gdrx_dma.h"
 #include "uct_gdrx_ep.h"
+#include "uct_gdrx_events.h"
 #include "uct_gdrx_gpu.h"
+#include "uct_gdrx_keycache.h"
+#include "uct_gdrx_md.h"
+#include "uct_gdrx_md_setup.h"
+#include "uct_gdrx_stats.h"
+#include "uct_gdrx_version.h"
 
 #include <limits.h>
 #include <string.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
 #include <uct/base/uct_worker.h>
@@ -86,18 +94,10 @@ static ucs_status_t uct_gdrx_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-int uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
-                                     const uct_iface_addr_t *iface_addr)
+/* The op of this UCX release (public up to 1.14, internal v2 after). */
+static int uct_gdrx_iface_is_reachable(UCT_GDRX_IFACE_IS_REACHABLE_ARGS)
 {
-    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
-    uct_gdrx_iface_addr_t id;
-
-    if (iface_addr == NULL) {
-        return 0;
-    }
-
-    memcpy(&id, iface_addr, sizeof(id));
-    return id == iface->id;
+    return UCT_GDRX_IFACE_IS_REACHABLE(uct_gdrx_iface_is_reachable_addr);
 }
 
 /* put and get have the same limits (cap.put/cap.get are distinct types) */
@@ -266,7 +266,8 @@ static uct_iface_ops_t uct_gdrx_iface_ops = {
     .iface_get_device_address = (uct_iface_get_device_address_func_t)
                                 ucs_empty_function_return_success,
     .iface_get_address        = uct_gdrx_iface_get_address,
-    .iface_is_reachable       = UCT_GDRX_IFACE_IS_REACHABLE
+    .iface_is_reachable       = UCT_GDRX_IFACE_OPS_IS_REACHABLE(
+                                    uct_gdrx_iface_is_reachable)
 };
 
 static uct_iface_internal_ops_t uct_gdrx_iface_internal_ops = {
@@ -276,7 +277,7 @@ static uct_iface_internal_ops_t uct_gdrx_iface_internal_ops = {
                            ucs_empty_function_return_unsupported,
     .ep_invalidate       = (uct_ep_invalidate_func_t)
                            ucs_empty_function_return_unsupported,
-    UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED
+    UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(uct_gdrx_iface_is_reachable)
 };
 
 static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
@@ -367,3 +368,27 @@ static ucs_status_t uct_gdrx_query_devices(uct_md_h md,
 UCT_TL_DEFINE_ENTRY(&uct_gdrx_component, gdrx, uct_gdrx_query_devices,
                     uct_gdrx_iface_t, "GDRX_", uct_gdrx_iface_config_table,
                     uct_gdrx_iface_config_t);
+
+static void uct_gdrx_register(void)
+{
+    uct_component_register(&uct_gdrx_component);
+    uct_tl_register(&uct_gdrx_component, &UCT_TL_NAME(gdrx));
+}
+
+static void uct_gdrx_unregister(void)
+{
+    uct_tl_unregister(&UCT_TL_NAME(gdrx));
+    uct_component_unregister(&uct_gdrx_component);
+}
+
+/* Registered by hand, not by UCX's constructors: only into the UCX release
+ * gdrx was built for (uct_gdrx_version.c). */
+static UCS_F_CTOR void uct_gdrx_init(void)
+{
+    uct_gdrx_version_load(uct_gdrx_register, uct_gdrx_unregister);
+}
+
+static UCS_F_DTOR void uct_gdrx_cleanup(void)
+{
+    uct_gdrx_version_unload();
+}

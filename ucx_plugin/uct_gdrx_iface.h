@@ -1,6 +1,8 @@
 /*
  * uct_gdrx_iface.h - the gdrx interface: one device that reaches the CUDA
- * memory of every GPU of this process through CPU copies.
+ * memory of every GPU of this process through CPU copies.  Its type and
+ * what its endpoints need of it; its operations and the transport are in
+ * uct_gdrx_iface.c, above the endpoints.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,8 +11,9 @@
 
 #include "uct_gdrx_dma.h"
 #include "uct_gdrx_keycache.h"
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_types.h"
 
+#include <string.h>
 #include <uct/base/uct_iface.h>
 
 
@@ -86,6 +89,24 @@ uct_gdrx_iface_count(uct_gdrx_iface_t *iface, uct_gdrx_op_t op,
         __atomic_fetch_add(&iface->counters[op][dir].bytes, length,
                            __ATOMIC_RELAXED);
     }
+}
+
+/* 1 if iface_addr is this interface's: keys carry this process's pointers,
+ * so nothing else is reachable. */
+static UCS_F_ALWAYS_INLINE int
+uct_gdrx_iface_is_reachable_addr(uct_iface_h tl_iface,
+                                 const uct_iface_addr_t *iface_addr)
+{
+    uct_gdrx_iface_t *iface = ucs_derived_of(tl_iface, uct_gdrx_iface_t);
+    uct_gdrx_iface_addr_t id;
+
+    if (iface_addr == NULL) {
+        return 0;
+    }
+
+    /* UCP packs addresses unaligned */
+    memcpy(&id, iface_addr, sizeof(id));
+    return id == iface->id;
 }
 
 #endif

@@ -9,6 +9,8 @@
 #endif
 
 #include "uct_gdrx_keycache.h"
+#include "uct_gdrx_md_reg.h"
+#include "uct_gdrx_mem.h"
 
 #include <string.h>
 

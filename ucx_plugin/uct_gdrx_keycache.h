@@ -19,7 +19,7 @@
 #ifndef UCT_GDRX_KEYCACHE_H
 #define UCT_GDRX_KEYCACHE_H
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_types.h"
 
 
 #define UCT_GDRX_KEYCACHE_SIZE 4

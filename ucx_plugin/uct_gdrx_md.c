@@ -1,7 +1,7 @@
 /*
  * uct_gdrx_md.c - the gdrx memory domain and its component: configuration,
- * capabilities, registration entry points, remote keys and memory-type
- * detection.
+ * capabilities, the MD's operations (registrations: uct_gdrx_md_reg.c),
+ * remote keys and memory-type detection.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,11 +10,16 @@
 #endif
 
 #include "uct_gdrx_md.h"
-#include "uct_gdrx_events.h"
+#include "uct_gdrx_alloc.h"
 #include "uct_gdrx_cuda.h"
+#include "uct_gdrx_events.h"
 #include "uct_gdrx_gpu.h"
+#include "uct_gdrx_md_reg.h"
+#include "uct_gdrx_md_setup.h"
+#include "uct_gdrx_mem.h"
+#include "uct_gdrx_stats.h"
+#include "uct_gdrx_version.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <ucs/debug/log.h>
@@ -97,33 +102,6 @@ static ucs_config_field_t uct_gdrx_md_config_table[] = {
 };
 
 
-ucs_status_t uct_gdrx_md_status(int err)
-{
-    switch (err) {
-    case 0:
-        return UCS_OK;
-    case -ENOMEM:
-        return UCS_ERR_NO_MEMORY;
-    case -EINVAL:
-    case -ENOENT:
-    case -ESTALE: /* CUDA freed the memory: a key must not be used again */
-        return UCS_ERR_INVALID_ADDR;
-    case -ERANGE:
-        return UCS_ERR_OUT_OF_RANGE;
-    case -ENODEV:
-    case -ELIBACC:
-        return UCS_ERR_NO_DEVICE;
-    case -ENOSYS:
-    case -EOPNOTSUPP:
-        return UCS_ERR_UNSUPPORTED;
-    case -EBUSY:
-    case -EAGAIN:
-        return UCS_ERR_BUSY;
-    default:
-        return UCS_ERR_IO_ERROR;
-    }
-}
-
 /* Registrations go through a cache (or will, once it is made): UCP may
  * count them as free. */
 static int uct_gdrx_md_cached(uct_gdrx_md_t *md)
@@ -170,64 +148,6 @@ static ucs_status_t uct_gdrx_md_query(uct_md_h tl_md, uct_gdrx_md_attr_t *attr)
                                               md->reg_cost;
     memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
     return UCS_OK;
-}
-
-ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
-                             unsigned reg_flags, uct_mem_h *memh_p)
-{
-    ucs_status_t status;
-
-    if (length == 0) {
-        *memh_p = &uct_gdrx_empty_memh;
-        return UCS_OK;
-    }
-
-    status = uct_gdrx_md_activate(md);
-    if (ucs_unlikely(status != UCS_OK)) {
-        /* Standing aside.  UCP registers on every MD of the memory type and
-         * drops the whole registration if one fails: succeed, mapping
-         * nothing (a copy through it fails; UCP picks no gdrx lane that
-         * would make one). */
-        *memh_p = &uct_gdrx_empty_memh;
-        return UCS_OK;
-    }
-
-    if (md->rcache != NULL) {
-        __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
-        return uct_gdrx_rcache_reg(md, address, length, reg_flags, memh_p);
-    }
-
-    if (uct_gdrx_mem_is_host(address, length)) {
-        __atomic_fetch_add(&md->counters.host_regs, 1, __ATOMIC_RELAXED);
-        *memh_p = &uct_gdrx_host_memh;
-        return UCS_OK;
-    }
-
-    __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
-    return uct_gdrx_mem_reg_nocache(md, address, length, reg_flags, memh_p);
-}
-
-ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
-{
-    if ((mem == &uct_gdrx_host_memh) || (mem == &uct_gdrx_empty_memh)) {
-        return UCS_OK;
-    }
-
-    if (md->rcache != NULL) {
-        uct_gdrx_rcache_dereg(md, mem);
-        return UCS_OK;
-    }
-
-    return uct_gdrx_mem_dereg_nocache(md, mem);
-}
-
-void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key)
-{
-    key->kind    = mem->kind;
-    key->pin_id  = mem->pin.id;
-    key->dptr    = mem->dptr;
-    key->length  = mem->length;
-    key->cpu_ptr = (uintptr_t)mem->cpu_ptr;
 }
 
 static ucs_status_t uct_gdrx_md_mem_reg(uct_md_h tl_md, void *address,
@@ -294,7 +214,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
 
     ret = gdrx_mem_query((uintptr_t)address, &info);
     if (ret != 0) {
-        return uct_gdrx_md_status(ret);
+        return uct_gdrx_mem_status(ret);
     }
 
     if ((uintptr_t)address + length > info.base + info.size) {

@@ -10,8 +10,8 @@
  * MD's capabilities at ucp_init, before this, and would fail a registration
  * or a worker for an MD or interface that refuses, so they still answer:
  * the interface opens with only what UCP cannot do without, at figures
- * any transport beats (uct_gdrx_iface.c), memory queries claim nothing,
- * registrations map nothing (uct_gdrx_md.c).
+ * any transport beats (uct_gdrx_iface.c), memory queries claim nothing
+ * (uct_gdrx_md.c), registrations map nothing (uct_gdrx_md_reg.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,8 +19,10 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_md_setup.h"
 #include "uct_gdrx_events.h"
+#include "uct_gdrx_mem.h"
+#include "uct_gdrx_rcache.h"
 
 #include <stdio.h>
 #include <ucs/debug/log.h>
@@ -58,7 +60,7 @@ static ucs_status_t uct_gdrx_md_open_ctx(uct_gdrx_md_t *md, char *why,
                  "%s", gdrx_backend_name(md->setup.backend),
                  gdrx_strerror(ret));
     }
-    return uct_gdrx_md_status(ret);
+    return uct_gdrx_mem_status(ret);
 }
 
 static void uct_gdrx_md_put_events(uct_gdrx_md_t *md)

@@ -1,6 +1,7 @@
 /*
  * uct_gdrx_mem.c - one registration: find the CUDA allocation, pin and map
- * the requested part of it through libgdrx, and undo that.
+ * the requested part of it through libgdrx, and undo that; its remote key;
+ * libgdrx's errors as UCX statuses.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -8,7 +9,7 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_mem.h"
 #include "uct_gdrx_cuda.h"
 
 #include <errno.h>
@@ -30,6 +31,33 @@ uct_gdrx_mem_t uct_gdrx_empty_memh = {.kind = UCT_GDRX_MEM_KIND_EMPTY};
 static UCS_F_ALWAYS_INLINE void uct_gdrx_count(uint64_t *counter)
 {
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+ucs_status_t uct_gdrx_mem_status(int err)
+{
+    switch (err) {
+    case 0:
+        return UCS_OK;
+    case -ENOMEM:
+        return UCS_ERR_NO_MEMORY;
+    case -EINVAL:
+    case -ENOENT:
+    case -ESTALE: /* CUDA freed the memory: a key must not be used again */
+        return UCS_ERR_INVALID_ADDR;
+    case -ERANGE:
+        return UCS_ERR_OUT_OF_RANGE;
+    case -ENODEV:
+    case -ELIBACC:
+        return UCS_ERR_NO_DEVICE;
+    case -ENOSYS:
+    case -EOPNOTSUPP:
+        return UCS_ERR_UNSUPPORTED;
+    case -EBUSY:
+    case -EAGAIN:
+        return UCS_ERR_BUSY;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
 }
 
 /* Host unless libgdrx knows the address as CUDA device memory (no CUDA
@@ -75,7 +103,7 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
         return UCS_OK;
     }
 
-    status = (ret != 0) ? uct_gdrx_md_status(ret) :
+    status = (ret != 0) ? uct_gdrx_mem_status(ret) :
              uct_gdrx_mem_check_alloc(&info, addr, length, hide_errors ?
                                       UCS_LOG_LEVEL_DEBUG :
                                       UCS_LOG_LEVEL_ERROR);
@@ -164,7 +192,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     if (ret != 0) {
         ucs_log(level, "gdrx: address 0x%" PRIx64 " is not device memory: %s",
                 req->address, gdrx_strerror(ret));
-        status = uct_gdrx_md_status(ret);
+        status = uct_gdrx_mem_status(ret);
         goto err;
     }
 
@@ -192,7 +220,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     }
 
     if (uct_gdrx_cuda_api() == NULL) {
-        status = uct_gdrx_md_status(ret);
+        status = uct_gdrx_mem_status(ret);
         goto err;
     }
 
@@ -270,4 +298,13 @@ ucs_status_t uct_gdrx_mem_dereg_nocache(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
     uct_gdrx_mem_unmap(md, mem);
     ucs_free(mem);
     return UCS_OK;
+}
+
+void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key)
+{
+    key->kind    = mem->kind;
+    key->pin_id  = mem->pin.id;
+    key->dptr    = mem->dptr;
+    key->length  = mem->length;
+    key->cpu_ptr = (uintptr_t)mem->cpu_ptr;
 }

@@ -9,8 +9,9 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_rcache.h"
 #include "uct_gdrx_events.h"
+#include "uct_gdrx_mem.h"
 
 #include <errno.h>
 #include <sys/mman.h>

@@ -8,13 +8,14 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_md.h"
+#include "uct_gdrx_stats.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <ucs/debug/log.h>
 
 
 static int uct_gdrx_stats_is(const char *where, const char *const *names)

@@ -1,8 +1,9 @@
 /*
- * uct_gdrx_version.c - registers the gdrx component and transport with UCX
- * when the library is loaded, but only into the UCX version it was built
+ * uct_gdrx_version.c - lets the gdrx component and transport register with
+ * UCX when the library is loaded, but only into the UCX version it was built
  * for: UCX checks nothing, and its internal structures change between minor
- * releases, so a mismatch would corrupt memory instead of failing.
+ * releases, so a mismatch would corrupt memory instead of failing.  The
+ * registration itself is the transport's (uct_gdrx_iface.c).
  *
  * Only libucp tells its version, and when the plugin is preloaded into an
  * MPI rank libucp arrives later (MPI_Init).  Then the check waits for UCX's
@@ -16,7 +17,7 @@
 #  include "config.h"
 #endif
 
-#include "uct_gdrx_iface.h"
+#include "uct_gdrx_version.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -24,7 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <ucs/debug/log.h>
-#include <ucs/sys/compiler_def.h>
 
 
 #ifdef UCT_GDRX_TEST_FAKE_UCX_VERSION
@@ -50,10 +50,9 @@ typedef enum uct_gdrx_version_match {
 typedef void (*uct_gdrx_get_version_func_t)(unsigned *major, unsigned *minor,
                                             unsigned *release);
 
-extern uct_tl_t UCT_TL_NAME(gdrx);
-
 static uct_gdrx_registration_t uct_gdrx_registration = UCT_GDRX_UNREGISTERED;
 static pthread_mutex_t uct_gdrx_registration_lock    = PTHREAD_MUTEX_INITIALIZER;
+static uct_gdrx_version_reg_func_t uct_gdrx_unregister;
 
 
 /* dl_iterate_phdr callback: the path of a loaded libucp, if any. */
@@ -133,12 +132,6 @@ static uct_gdrx_version_match_t uct_gdrx_version_compare(void)
     return UCT_GDRX_VERSION_OTHER;
 }
 
-static void uct_gdrx_unregister(void)
-{
-    uct_tl_unregister(&UCT_TL_NAME(gdrx));
-    uct_component_unregister(&uct_gdrx_component);
-}
-
 ucs_status_t uct_gdrx_version_check(void)
 {
     ucs_status_t status;
@@ -167,7 +160,8 @@ ucs_status_t uct_gdrx_version_check(void)
     return status;
 }
 
-static UCS_F_CTOR void uct_gdrx_init(void)
+void uct_gdrx_version_load(uct_gdrx_version_reg_func_t reg,
+                           uct_gdrx_version_reg_func_t unreg)
 {
     uct_gdrx_version_match_t match = uct_gdrx_version_compare();
 
@@ -176,14 +170,14 @@ static UCS_F_CTOR void uct_gdrx_init(void)
         return;
     }
 
-    uct_component_register(&uct_gdrx_component);
-    uct_tl_register(&uct_gdrx_component, &UCT_TL_NAME(gdrx));
+    uct_gdrx_unregister = unreg;
+    reg();
     uct_gdrx_registration = (match == UCT_GDRX_VERSION_SAME) ?
                             UCT_GDRX_REGISTERED :
                             UCT_GDRX_REGISTERED_UNCHECKED;
 }
 
-static UCS_F_DTOR void uct_gdrx_cleanup(void)
+void uct_gdrx_version_unload(void)
 {
     if ((uct_gdrx_registration != UCT_GDRX_REGISTERED) &&
         (uct_gdrx_registration != UCT_GDRX_REGISTERED_UNCHECKED)) {

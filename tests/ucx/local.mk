@@ -1,5 +1,6 @@
 # tests/ucx: the gdrx UCX transport through UCT and UCP, on the simulated
 # GPU.  Without a configured UCX the suites are reported as not run.
+EXTRA_DIST += tests/ucx/check_layers.sh
 if HAVE_UCX
 GDRX_UCX_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr \
 	-I$(top_srcdir)/tests/sim $(UCX_CPPFLAGS:-I%=-isystem %)
@@ -127,6 +128,15 @@ tests_ucx_libuct_gdrx_wrongver_la_CPPFLAGS = $(GDRX_UCX_PLUGIN_CPPFLAGS) \
 tests_ucx_libuct_gdrx_wrongver_la_CFLAGS   = $(GDRX_UCX_PLUGIN_CFLAGS)
 tests_ucx_libuct_gdrx_wrongver_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS) -rpath /nowhere -avoid-version
 tests_ucx_libuct_gdrx_wrongver_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
+
+# The plugin's layers (the list in ucx_plugin/uct_gdrx_types.h): includes,
+# declarations and the built objects' references go only downward, and
+# nothing loops.
+check-ucx-layers: ucx_plugin/libuct_gdrx.la
+	@$(SHELL) $(srcdir)/tests/ucx/check_layers.sh $(srcdir)/ucx_plugin \
+	  ucx_plugin/.libs "$(GDRX_RESULTS)"
+GDRX_CHECK_EXTRA += check-ucx-layers
+.PHONY: check-ucx-layers
 else
 check-ucx-not-run:
 	@echo "=== suite tests/ucx: NOT RUN (UCX not configured: see configure's summary)"
