@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
+
 #include "gdrx.h"
 #include "got_elf.h"
 
@@ -184,6 +186,48 @@ static void test_no_libcuda_stays_without(void)
     CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
 }
 
+static void count_alloc(const struct gdrx_mem_event *ev, void *arg)
+{
+    if (ev->type == GDRX_MEM_EVENT_ALLOC)
+        ++*(int *)arg;
+}
+
+/* A subscription made before libcuda is loaded gets events from the next
+ * gdrx_open on (which loads it), with no pin in between: the UCX transport
+ * subscribes at MPI_Init, opens, and the application allocates its buffers
+ * before the first message; UCX on a CUDA-less build learns they are GPU
+ * memory only from these events (the H200 run that crashed without it). */
+static void test_subscribed_before_libcuda(void)
+{
+    gdrx_mem_sub_t sub;
+    gdrx_t ctx;
+    int allocs = 0;
+    void *g = hooks_dlopen("libgdr", "libgdrx.so.0", RTLD_NOW | RTLD_LOCAL);
+    int (*subscribe)(uint32_t, gdrx_mem_event_cb_t, void *, gdrx_mem_sub_t *) =
+        (int (*)(uint32_t, gdrx_mem_event_cb_t, void *, gdrx_mem_sub_t *))dlsym(g, "gdrx_mem_events_subscribe");
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) =
+        (int (*)(const struct gdrx_open_params *, gdrx_t *))dlsym(g, "gdrx_open");
+
+    CU_ASSERT_FATAL(subscribe && open_ctx);
+    CU_ASSERT_PTR_NULL_FATAL(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
+    CU_ASSERT_EQUAL_FATAL(subscribe(GDRX_MEM_EVENT_ALLOC, count_alloc, &allocs, &sub), 0);
+    CU_ASSERT_EQUAL_FATAL(open_ctx(NULL, &ctx), 0); /* loads libcuda */
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cuda);
+    CUresult (*retain)(CUcontext *, CUdevice) =
+        (CUresult (*)(CUcontext *, CUdevice))dlsym(cuda, "cuDevicePrimaryCtxRetain");
+    CUresult (*set_current)(CUcontext) = (CUresult (*)(CUcontext))dlsym(cuda, "cuCtxSetCurrent");
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t) =
+        (CUresult (*)(CUdeviceptr *, size_t))dlsym(cuda, "cuMemAlloc_v2");
+    CUcontext c;
+    CUdeviceptr p;
+    CU_ASSERT_FATAL(retain && set_current && mem_alloc);
+    CU_ASSERT_EQUAL_FATAL(retain(&c, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(set_current(c), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(mem_alloc(&p, 4096), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(allocs, 1);
+}
+
 /* Fork handlers libgdrx registered (others': the simulated libcuda's):
  * glibc's pthread_atfork, a stub linked into each caller, calls
  * __register_atfork with the caller's DSO handle; this executable exports
@@ -328,6 +372,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_dlopen_libgdrx),
     GDRX_TEST_CASE(test_library_linking_libgdrx),
     GDRX_TEST_CASE(test_no_libcuda_stays_without),
+    GDRX_TEST_CASE(test_subscribed_before_libcuda),
     GDRX_TEST_CASE(test_probe_changes_nothing),
     GDRX_TEST_CASE(test_probe_no_cuda),
     GDRX_TEST_CASE(test_dlsym_local_symbol),
