@@ -228,6 +228,24 @@ static void test_subscribed_before_libcuda(void)
     CU_ASSERT_EQUAL(allocs, 1);
 }
 
+/* gdrx_probe, gdrx_open and gdrx_open_params_init of the loaded libgdrx g. */
+struct gdrx_entry_points {
+    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *);
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *);
+    void (*params_init)(struct gdrx_open_params *);
+};
+
+static struct gdrx_entry_points entry_points(void *g)
+{
+    struct gdrx_entry_points gx;
+
+    *(void **)&gx.probe = dlsym(g, "gdrx_probe");
+    *(void **)&gx.open_ctx = dlsym(g, "gdrx_open");
+    *(void **)&gx.params_init = dlsym(g, "gdrx_open_params_init");
+    CU_ASSERT_FATAL(gx.probe && gx.open_ctx && gx.params_init);
+    return gx;
+}
+
 /* Fork handlers libgdrx registered (others': the simulated libcuda's):
  * glibc's pthread_atfork, a stub linked into each caller, calls
  * __register_atfork with the caller's DSO handle; this executable exports
@@ -263,13 +281,10 @@ static void test_probe_changes_nothing(void)
 
     load_libcuda();
     void *g = hooks_dlopen("libgdr", "libgdrx.so.0", RTLD_NOW | RTLD_LOCAL);
-    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) =
-        (int (*)(const struct gdrx_open_params *, gdrx_backend_t *))dlsym(g, "gdrx_probe");
-    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) =
-        (int (*)(const struct gdrx_open_params *, gdrx_t *))dlsym(g, "gdrx_open");
-    void (*params_init)(struct gdrx_open_params *) =
-        (void (*)(struct gdrx_open_params *))dlsym(g, "gdrx_open_params_init");
-    CU_ASSERT_FATAL(probe && open_ctx && params_init);
+    struct gdrx_entry_points gx = entry_points(g);
+    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) = gx.probe;
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) = gx.open_ctx;
+    void (*params_init)(struct gdrx_open_params *) = gx.params_init;
 
     take(&before);
     params_init(&bad);
@@ -314,13 +329,10 @@ static void test_probe_no_cuda(void)
     gdrx_t ctx;
 
     void *g = hooks_dlopen("libgdr", "libgdrx.so.0", RTLD_NOW | RTLD_LOCAL);
-    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) =
-        (int (*)(const struct gdrx_open_params *, gdrx_backend_t *))dlsym(g, "gdrx_probe");
-    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) =
-        (int (*)(const struct gdrx_open_params *, gdrx_t *))dlsym(g, "gdrx_open");
-    void (*params_init)(struct gdrx_open_params *) =
-        (void (*)(struct gdrx_open_params *))dlsym(g, "gdrx_open_params_init");
-    CU_ASSERT_FATAL(probe && open_ctx && params_init);
+    struct gdrx_entry_points gx = entry_points(g);
+    int (*probe)(const struct gdrx_open_params *, gdrx_backend_t *) = gx.probe;
+    int (*open_ctx)(const struct gdrx_open_params *, gdrx_t *) = gx.open_ctx;
+    void (*params_init)(struct gdrx_open_params *) = gx.params_init;
 
     params_init(&params);
     params.flags = GDRX_PROBE_FLAG_NO_CUDA;

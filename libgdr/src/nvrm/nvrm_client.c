@@ -67,17 +67,25 @@ static uint64_t version_code(const char *version)
     return ((uint64_t)major << 16) | (minor & 0xffff);
 }
 
-int nvrm_client_precheck(void)
+/* The loaded driver's version from sysfs into sys: 0, or -ENODEV (none). */
+static int sysfs_driver_version(char *sys, size_t len)
 {
-    char sys[NVRM_VERSION_STRING_LEN + 8];
-
-    ssize_t n = nvrm_read_file("/sys/module/nvidia/version", sys, sizeof(sys));
+    ssize_t n = nvrm_read_file("/sys/module/nvidia/version", sys, len);
     if (n < 0) {
         gdrx_info("nvrm: no NVIDIA kernel driver (/sys/module/nvidia/version: %s)",
                   strerror((int)-n));
         return -ENODEV;
     }
     sys[strcspn(sys, " \t\r\n")] = '\0';
+    return 0;
+}
+
+int nvrm_client_precheck(void)
+{
+    char sys[NVRM_VERSION_STRING_LEN + 8];
+
+    if (sysfs_driver_version(sys, sizeof(sys)) != 0)
+        return -ENODEV;
     if (!nvrm_version_validated(sys)) {
         gdrx_info("nvrm: NVIDIA driver %s (branch %u) is not a validated branch", sys,
                   branch_of(sys));
@@ -106,13 +114,8 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
 
     /* sysfs only tells whether a driver is loaded at all (before opening
      * any device); the version that decides is the RM's own answer. */
-    ssize_t n = nvrm_read_file("/sys/module/nvidia/version", sys, sizeof(sys));
-    if (n < 0) {
-        gdrx_info("nvrm: no NVIDIA kernel driver (/sys/module/nvidia/version: %s)",
-                  strerror((int)-n));
+    if (sysfs_driver_version(sys, sizeof(sys)) != 0)
         return -ENODEV;
-    }
-    sys[strcspn(sys, " \t\r\n")] = '\0';
 
     c->ctl_fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
     if (c->ctl_fd < 0) {
