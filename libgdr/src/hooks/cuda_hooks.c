@@ -198,6 +198,7 @@ static bool frees_allocation(CUdeviceptr p, size_t *len)
 /* a2: the size (cuMemUnmap) or the stream (cuMemFreeAsync). */
 static CUresult free_common(CUdeviceptr p, U a2, REC pt)
 {
+    void *original = gdrx_entry_original(pt); /* first: entry_patch.h */
     bool outer = enter();
     size_t len;
     CUresult r;
@@ -207,10 +208,10 @@ static CUresult free_common(CUdeviceptr p, U a2, REC pt)
     else if (outer && frees_allocation(p, &len))
         report(GDRX_MEM_EVENT_FREE, p, len); /* 0: report looks again */
     switch (pt->kind) {
-    case K_FREE32: r = ((free32_fn)pt->original)((unsigned int)p); break;
-    case K_FREE:   r = ((free_fn)pt->original)(p); break;
-    case K_UNMAP:  r = ((unmap_fn)pt->original)(p, a2); break;
-    default:       r = ((free_async_fn)pt->original)(p, (CUstream)a2); break;
+    case K_FREE32: r = ((free32_fn)original)((unsigned int)p); break;
+    case K_FREE:   r = ((free_fn)original)(p); break;
+    case K_UNMAP:  r = ((unmap_fn)original)(p, a2); break;
+    default:       r = ((free_async_fn)original)(p, (CUstream)a2); break;
     }
     leave(outer);
     return r;
@@ -249,6 +250,7 @@ static CUresult h_unmap(CUdeviceptr p, size_t size, U a3, U a4, U a5, REC pt)
  * free call: told before the context goes. */
 static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
 {
+    void *original = gdrx_entry_original(pt); /* first: entry_patch.h */
     bool outer = enter();
     CUresult r;
 
@@ -260,9 +262,9 @@ static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
             ctx_sink(-1, (void *)a1);
     }
     if (pt->kind == K_CTX_RESET)
-        r = ((ctx_reset_fn)pt->original)((CUdevice)a1);
+        r = ((ctx_reset_fn)original)((CUdevice)a1);
     else
-        r = ((ctx_destroy_fn)pt->original)((CUcontext)a1);
+        r = ((ctx_destroy_fn)original)((CUcontext)a1);
     leave(outer);
     return r;
 }
@@ -275,7 +277,7 @@ static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
 static CUresult h_graph_launch(CUgraphExec g, CUstream s, U a3, U a4, U a5, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((graph_launch_fn)pt->original)(g, s);
+    CUresult r = ((graph_launch_fn)gdrx_entry_original(pt))(g, s);
 
     (void)a3; (void)a4; (void)a5;
     if (outer && r == CUDA_SUCCESS) {
@@ -298,7 +300,7 @@ static void alloc_done(CUresult r, bool outer, CUdeviceptr p, size_t size)
 static CUresult h_alloc32(unsigned int *p, unsigned int size, U a3, U a4, U a5, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((alloc32_fn)pt->original)(p, size);
+    CUresult r = ((alloc32_fn)gdrx_entry_original(pt))(p, size);
 
     (void)a3; (void)a4; (void)a5;
     alloc_done(r, outer, p ? *p : 0, 0);
@@ -308,7 +310,7 @@ static CUresult h_alloc32(unsigned int *p, unsigned int size, U a3, U a4, U a5, 
 static CUresult h_alloc(CUdeviceptr *p, size_t size, U a3, U a4, U a5, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((alloc_fn)pt->original)(p, size);
+    CUresult r = ((alloc_fn)gdrx_entry_original(pt))(p, size);
 
     (void)a3; (void)a4; (void)a5;
     alloc_done(r, outer, p ? *p : 0, 0);
@@ -319,7 +321,7 @@ static CUresult h_pitch32(unsigned int *p, unsigned int *pitch, unsigned int w, 
                           unsigned int elem, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((pitch32_fn)pt->original)(p, pitch, w, h, elem);
+    CUresult r = ((pitch32_fn)gdrx_entry_original(pt))(p, pitch, w, h, elem);
 
     alloc_done(r, outer, p ? *p : 0, 0);
     return r;
@@ -329,7 +331,7 @@ static CUresult h_pitch(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsig
                         REC pt)
 {
     bool outer = enter();
-    CUresult r = ((pitch_fn)pt->original)(p, pitch, w, h, elem);
+    CUresult r = ((pitch_fn)gdrx_entry_original(pt))(p, pitch, w, h, elem);
 
     alloc_done(r, outer, p ? *p : 0, 0);
     return r;
@@ -338,7 +340,7 @@ static CUresult h_pitch(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsig
 static CUresult h_alloc_async(CUdeviceptr *p, size_t size, CUstream s, U a4, U a5, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((alloc_async_fn)pt->original)(p, size, s);
+    CUresult r = ((alloc_async_fn)gdrx_entry_original(pt))(p, size, s);
 
     (void)a4; (void)a5;
     alloc_done(r, outer, p ? *p : 0, 0);
@@ -349,7 +351,7 @@ static CUresult h_alloc_pool(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUs
                              REC pt)
 {
     bool outer = enter();
-    CUresult r = ((alloc_pool_fn)pt->original)(p, size, pool, s);
+    CUresult r = ((alloc_pool_fn)gdrx_entry_original(pt))(p, size, pool, s);
 
     (void)a5;
     alloc_done(r, outer, p ? *p : 0, 0);
@@ -360,7 +362,7 @@ static CUresult h_map(CUdeviceptr p, size_t size, size_t off, CUmemGenericAlloca
                       unsigned long long flags, REC pt)
 {
     bool outer = enter();
-    CUresult r = ((map_fn)pt->original)(p, size, off, hd, flags);
+    CUresult r = ((map_fn)gdrx_entry_original(pt))(p, size, off, hd, flags);
 
     alloc_done(r, outer, p, size ? size : 1);
     return r;
@@ -394,7 +396,7 @@ static void adopt(const char *sym, int version, void *fn)
 
 static CUresult h_gpa(const char *sym, void **pfn, int ver, cuuint64_t flags, U a5, REC pt)
 {
-    CUresult r = ((gpa_fn)pt->original)(sym, pfn, ver, flags);
+    CUresult r = ((gpa_fn)gdrx_entry_original(pt))(sym, pfn, ver, flags);
 
     (void)a5;
     if (r == CUDA_SUCCESS && pfn)
@@ -405,7 +407,7 @@ static CUresult h_gpa(const char *sym, void **pfn, int ver, cuuint64_t flags, U 
 static CUresult h_gpa2(const char *sym, void **pfn, int ver, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *st, REC pt)
 {
-    CUresult r = ((gpa2_fn)pt->original)(sym, pfn, ver, flags, st);
+    CUresult r = ((gpa2_fn)gdrx_entry_original(pt))(sym, pfn, ver, flags, st);
 
     if (r == CUDA_SUCCESS && pfn)
         adopt(sym, ver, *pfn);

@@ -290,7 +290,7 @@ static int build_landing(struct gdrx_entry_patch *p, uint8_t *site, uint8_t *tra
     p->form = GDRX_PATCH_LANDING;
     p->armed_field = 0xE9;
     p->saved_field = site[0];
-    p->original = tramp;
+    __atomic_store_n(&p->original, (void *)tramp, __ATOMIC_RELEASE); /* see entry_patch.h */
     return landing_write(at, (uintptr_t)(tramp + PAD_OFFSET));
 }
 
@@ -332,7 +332,7 @@ static int build_retarget(struct gdrx_entry_patch *p, uint8_t *site, uint8_t *tr
     write_stub(tramp + PAD_OFFSET, p, p->hook);
     if ((rc = seal(p, tramp)))
         return rc;
-    p->original = (void *)old;
+    __atomic_store_n(&p->original, (void *)old, __ATOMIC_RELEASE); /* see entry_patch.h */
     p->saved_field = p->form == GDRX_PATCH_JMP_REL32 ? (uint64_t)(uint32_t)d : old;
     return 0;
 }

@@ -46,7 +46,11 @@ enum gdrx_patch_form {
 
 struct gdrx_entry_patch {
     void   *target;   /* the patched function entry */
-    void   *original; /* call this to run the function as it was */
+    void   *original; /* call this to run the function as it was; stored
+                       * (release) after the rest of the record and before
+                       * the entry is armed, so a hook that loads it first
+                       * (acquire: gdrx_entry_original) sees the whole record,
+                       * and thread sanitizers see why */
     void   *hook;
     int     kind;     /* the caller's tag (which hook this is) */
     int     target_prot; /* PROT_* of the target's page */
@@ -56,6 +60,13 @@ struct gdrx_entry_patch {
     uint64_t armed_field, saved_field;
     enum gdrx_patch_state state;
 };
+
+/* The record's original, loaded before any other field (see above). */
+static inline void *gdrx_entry_original(const struct gdrx_entry_patch *p)
+{
+    return __atomic_load_n(&p->original, __ATOMIC_ACQUIRE);
+}
+
 
 /*
  * Patch target to enter hook; *p is filled and must stay valid for the
