@@ -1,0 +1,116 @@
+#!/bin/bash
+# ucx_runs.sh MODE - the H200 runs behind docs/mpi.md's UCX 1.16/1.18/1.22
+# table, docs/compat.md's side by side and docs/h200-churn.txt.  Builds
+# libgdrx, libgdrapi and the plugins (tests/gpu/build.sh, build_plugin.sh);
+# everything third-party comes prebuilt from the environment, never from
+# this tree (build it by hand, see docs/mpi.md):
+#   UCX_PREFIX_122, UCX_PREFIX_118  installed UCX 1.22 / 1.18 with CUDA
+#                                   (1.22 --with-gdrcopy=$B/gdrapi-prefix for "gdrcopy")
+#   UCX_SRC_122, UCX_SRC_118        their configured source trees (headers)
+#   UCX_SRC_116                     configured 1.16.0 headers matching Ubuntu's
+#   OSU_DIR                         folder with osu_latency (built with CUDA)
+# MODE: versions  osu_latency D D, sm,cuda_copy / sm,cuda_copy,gdrx / sm,gdrx
+#                 on 1.22, 1.18 and Ubuntu's 1.16, without then with MPS
+#       gdrcopy   sm,cuda_copy,gdr_copy (UCX's transport on our libgdrapi)
+#                 against sm,cuda_copy,gdrx, alternating, without then with MPS;
+#                 ucx_perftest -t tag_lat -m cuda -s 8 through both
+#       churn     tests/mpi/gdrx_mpi_latency 8 B, with and without -r 100,
+#                 alternating three times (UCX 1.16, sm,gdrx)
+#       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
+#                 gdrdrv: the job must run on cuda_copy
+# Output in $OUT (osu.txt, perftest.txt, churn.txt, build.txt).
+set -uo pipefail
+MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|churn|aside}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+O=${OUT:-/tmp/out}
+B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
+mkdir -p "$O"
+export PATH=/usr/local/cuda/bin:$PATH
+
+plugin() { # NAME UCX_SRC UCX_LIBDIR [VERSION]
+    [ -n "$2" ] || return 0
+    GDRX_GPU_BUILD=$B UCX_VERSION=${4:-} bash "$SRC/tests/gpu/build_plugin.sh" "$2" "$3" \
+        "/tmp/p$1" >>"$O/build.txt" 2>&1
+}
+bash "$SRC/tests/gpu/build.sh" "$B" >"$O/build.txt" 2>&1 || { echo "build failed"; exit 1; }
+plugin 122 "${UCX_SRC_122:-}" "${UCX_PREFIX_122:-}/lib"
+plugin 118 "${UCX_SRC_118:-}" "${UCX_PREFIX_118:-}/lib"
+plugin 116 "${UCX_SRC_116:-}" /usr/lib/x86_64-linux-gnu 1.16.0
+
+# mpi NAME UCX(122|118|116) TLS PROGRAM ARGS...: two ranks on one GPU,
+# the plugin preloaded when TLS names gdrx.
+mpi() {
+    local name=$1 u=$2 tls=$3 libs pre=""
+    shift 3
+    if [ "$u" = 116 ]; then libs=$B; else eval "libs=\${UCX_PREFIX_$u}/lib:$B"; fi
+    [[ $tls == *gdrx* ]] && pre=/tmp/p$u/libuct_gdrx.so.0
+    echo "### $name UCX $u UCX_TLS=$tls $*" >>"$O/osu.txt"
+    env LD_LIBRARY_PATH="$libs" LD_PRELOAD="$pre" UCX_TLS="$tls" GDRX_BACKEND=nvrm timeout 60 \
+        mpirun -np 2 --allow-run-as-root --bind-to core --map-by core --mca pml ucx \
+        --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self,vader \
+        -x LD_LIBRARY_PATH -x LD_PRELOAD -x UCX_TLS -x GDRX_BACKEND ${EXTRA:-} "$@" 2>&1 |
+        grep -v '^$' | tr -s ' ' >>"$O/osu.txt"
+    echo "rc ${PIPESTATUS[0]}" >>"$O/osu.txt"
+}
+
+# perftest NAME TLS ARGS...: ucx_perftest server and client on UCX 1.22.
+perftest() {
+    local name=$1 tls=$2 pre="" p=${UCX_PREFIX_122:?}
+    shift 2
+    [[ $tls == *gdrx* ]] && pre=/tmp/p122/libuct_gdrx.so.0
+    local run=(env LD_LIBRARY_PATH="$p/lib:$B" LD_PRELOAD="$pre" UCX_TLS="$tls" GDRX_BACKEND=nvrm
+               timeout 60 "$p/bin/ucx_perftest")
+    "${run[@]}" "$@" -p 13400 >/tmp/srv.txt 2>&1 &
+    sleep 2
+    "${run[@]}" 127.0.0.1 "$@" -p 13400 >/tmp/cli.txt 2>&1
+    local rc=$?
+    wait
+    { echo "### $name UCX_TLS=$tls ucx_perftest $* : rc $rc"; grep -i "final\|error" /tmp/cli.txt;
+      grep -i error /tmp/srv.txt; } >>"$O/perftest.txt"
+}
+
+with_mps() { # FUNCTION: run it without MPS, then with the MPS daemon up
+    "$1" nomps
+    nvidia-cuda-mps-control -d && sleep 1 && "$1" mps
+    echo quit | nvidia-cuda-mps-control
+}
+
+L="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 500 -x 50 D D"
+versions() {
+    mpi "$1-122-cc" 122 sm,cuda_copy $L
+    mpi "$1-122-ccgdrx" 122 sm,cuda_copy,gdrx $L
+    mpi "$1-122-gdrx" 122 sm,gdrx $L
+    mpi "$1-118-ccgdrx" 118 sm,cuda_copy,gdrx $L
+    mpi "$1-118-cc" 118 sm,cuda_copy $L
+    mpi "$1-116-gdrx" 116 sm,gdrx $L
+}
+gdrcopy() {
+    for i in 1 2; do
+        mpi "$1-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $L
+        mpi "$1-gdrx$i" 122 sm,cuda_copy,gdrx $L
+    done
+}
+
+case "$MODE" in
+versions) with_mps versions ;;
+gdrcopy)
+    LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
+        grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
+    perftest gdrcopy sm,cuda_copy,gdr_copy -t tag_lat -m cuda -s 8 -n 20000
+    perftest gdrx sm,cuda_copy,gdrx -t tag_lat -m cuda -s 8 -n 20000
+    with_mps gdrcopy ;;
+churn)
+    mkdir -p /tmp/mp
+    mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$SRC/tests/gpu" \
+        -I/usr/local/cuda/include "$SRC/tests/mpi/gdrx_mpi_latency.c" "$SRC/tests/mpi/mpi_bench.c" \
+        "$SRC/tools/tool_cuda.c" "$SRC/tools/tool_sys.c" -ldl -o /tmp/mp/gdrx_mpi_latency ||
+        exit 1
+    for r in "" "-r 100" "" "-r 100" "" "-r 100"; do
+        # shellcheck disable=SC2086 # r: zero or two words
+        mpi "churn${r// /}" 116 sm,gdrx /tmp/mp/gdrx_mpi_latency -m 8:8 -i 20000 -x 100 $r D D
+    done ;;
+aside)
+    EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
+        mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
+*) echo "usage: $0 versions|gdrcopy|churn|aside" >&2; exit 2 ;;
+esac
