@@ -29,7 +29,6 @@ static pthread_mutex_t uct_gdrx_events_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_events_state_t uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
 static unsigned uct_gdrx_events_refcount;
 static gdrx_mem_sub_t uct_gdrx_events_sub;
-static int uct_gdrx_events_sub_live;
 static uct_gdrx_events_counters_t uct_gdrx_events_count;
 
 uint64_t uct_gdrx_events_graph_launches;
@@ -130,7 +129,6 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
     }
     ret = gdrx_mem_events_subscribe(mask, uct_gdrx_events_cb, NULL,
                                     &uct_gdrx_events_sub);
-    uct_gdrx_events_sub_live = (ret == 0);
     if (ret != 0) {
         ucs_debug("gdrx: no CUDA memory events (%s): cache hits are checked "
                   "against the allocation's buffer id", gdrx_strerror(ret));
@@ -165,13 +163,15 @@ void uct_gdrx_events_put(void)
     int ret;
 
     pthread_mutex_lock(&uct_gdrx_events_lock);
-    if ((--uct_gdrx_events_refcount == 0) && uct_gdrx_events_sub_live) {
+    /* BRIDGED and UCX_HOOKS both come with our subscription */
+    if ((--uct_gdrx_events_refcount == 0) &&
+        ((uct_gdrx_events_state == UCT_GDRX_EVENTS_BRIDGED) ||
+         (uct_gdrx_events_state == UCT_GDRX_EVENTS_UCX_HOOKS))) {
         ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
         if (ret != 0) {
             ucs_warn("gdrx: ending the CUDA event subscription failed: %s",
                      gdrx_strerror(ret));
         }
-        uct_gdrx_events_sub_live = 0;
     }
     if (uct_gdrx_events_refcount == 0) {
         uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;

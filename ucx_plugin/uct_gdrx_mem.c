@@ -169,7 +169,9 @@ int uct_gdrx_mem_confirm(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
         (info.buffer_id != mem->buffer_id)) {
         return 0;
     }
-    __atomic_store_n(&mem->checked, checked, __ATOMIC_RELAXED);
+    if (md->events) { /* read only then: no shared-line store per hit else */
+        __atomic_store_n(&mem->checked, checked, __ATOMIC_RELAXED);
+    }
     return 1;
 }
 

@@ -60,9 +60,11 @@ int gdrx_free_hook_enable(void)
 {
     int rc;
 
-    /* every pin asks: decided once, then one load */
-    if (__atomic_load_n(&hook_state, __ATOMIC_ACQUIRE) == HOOK_ACTIVE)
-        return 0;
+    /* every pin asks: decided once, then one load (hook_err is written
+     * before the state that publishes it) */
+    enum hook_state s = __atomic_load_n(&hook_state, __ATOMIC_ACQUIRE);
+    if (s != HOOK_UNDECIDED)
+        return s == HOOK_ACTIVE ? 0 : hook_err;
     pthread_mutex_lock(&hook_lock);
     switch (hook_state) {
     case HOOK_ACTIVE:

@@ -297,7 +297,7 @@ static inline int trace_wants(unsigned long req)
         return 0;
     unsigned nr = _IOC_NR(req);
     return ((nr - NVRM_ESC_RM_FREE) | 2u) == 2u || /* FREE or ALLOC */
-           nr == NVRM_ESC_EXPORT_TO_DMABUF || nr == NVRM_ESC_IOCTL_XFER;
+           ((nr == NVRM_ESC_EXPORT_TO_DMABUF || nr == NVRM_ESC_IOCTL_XFER) && capture);
 }
 
 /* What libcuda's `ioctl` slot points at once installed.  It calls what
