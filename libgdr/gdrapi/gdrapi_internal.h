@@ -76,9 +76,19 @@ static inline void *gdrapi_map_base(const struct gdrx_pin_info *info, void *cpu_
     return (char *)cpu_ptr - (info->dptr - info->pinned_base);
 }
 
-/* What to pin for gdr_pin_buffer(addr, size): the part of the GPU pages
- * [addr & GPU_PAGE_MASK, round up(addr + size)) that lies in the one CUDA
- * allocation the request is for (range.c).  0 or a gdrcopy error. */
-int gdrapi_pin_range(uint64_t addr, size_t size, uint64_t *dptr, size_t *len);
+/* What to pin for gdr_pin_buffer(addr, size) (range.c): a span of the
+ * GPU pages [addr & GPU_PAGE_MASK, round up(addr + size)) from its first
+ * allocated byte, where the request reaches past one allocation (span_len
+ * not 0), else or should the span be refused, the part of those pages in
+ * the one CUDA allocation the request is for. */
+struct gdrapi_range {
+    uint64_t span_dptr;
+    size_t   span_len;
+    uint64_t dptr;
+    size_t   len;
+};
+
+/* 0 or a gdrcopy error. */
+int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r);
 
 #endif /* GDRAPI_INTERNAL_H */

@@ -15,8 +15,7 @@ int gdrapi_query(gdr_t g, gdr_mh_t mh, struct gdrx_pin_info *info)
 
 static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_t *handle)
 {
-    uint64_t dptr;
-    size_t len;
+    struct gdrapi_range r;
     gdrx_pin_t p;
 
     if (!handle)
@@ -25,10 +24,14 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
      * force BAR1 (and GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE says 0). */
     if (flags != GDR_PIN_FLAG_DEFAULT)
         return EINVAL;
-    int rc = gdrapi_pin_range(addr, size, &dptr, &len);
+    int rc = gdrapi_pin_range(addr, size, &r);
     if (rc)
         return rc;
-    rc = gdrx_pin(gdrapi_ctx(g), dptr, len, GDRX_PIN_FLAG_DEFAULT, &p);
+    rc = -EINVAL;
+    if (r.span_len)
+        rc = gdrx_pin(gdrapi_ctx(g), r.span_dptr, r.span_len, GDRX_PIN_FLAG_SPAN, &p);
+    if (rc) /* no span, or none the backend can pin */
+        rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, GDRX_PIN_FLAG_DEFAULT, &p);
     if (rc)
         return gdrapi_err(rc);
     *handle = gdrapi_mh(p);

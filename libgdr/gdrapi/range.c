@@ -5,12 +5,14 @@
  *
  * gdrcopy pins whole GPU pages, [addr & GPU_PAGE_MASK, round up(addr +
  * size)), and its callers rely on that: gdr_map returns the CPU address of
- * the first page, and UCX's gdr_copy transport asks for page-rounded
- * ranges that reach into whatever surrounds a small (sub-allocated) buffer.
- * A gdrx pin is a range of one CUDA allocation, mapped over the GPU pages
- * that cover it.  So the pin here is the part of those pages that lies in
- * the allocation the request is for: the pages are the same as gdrcopy's,
- * and only bytes of other allocations (or of none) are out of reach.
+ * the first page, and UCX's gdr_copy transport registers page-rounded
+ * windows around small (sub-allocated) buffers, then copies to any buffer
+ * that falls in the window.  A gdrx pin is a range of one CUDA allocation;
+ * a request that reaches past the allocation of its first allocated byte
+ * becomes a GDRX_PIN_FLAG_SPAN pin from that byte to the end of the pages,
+ * which reaches the neighbours too and is revoked when any of them is
+ * freed.  Where the backend cannot pin the pages as one piece, the pin is
+ * the part of them in the allocation the request is for.
  */
 #include <errno.h>
 
@@ -79,26 +81,53 @@ static int best_allocation(uint64_t addr, uint64_t end, struct gdrx_mem_info *be
     return best_fit >= 0 ? 0 : EINVAL;
 }
 
-int gdrapi_pin_range(uint64_t addr, size_t size, uint64_t *dptr, size_t *len)
+/* The first byte of [addr, end) in an allocation, and that allocation;
+ * -ENOENT if a bounded walk finds none. */
+static int first_allocated(uint64_t addr, uint64_t end, uint64_t *first,
+                           struct gdrx_mem_info *m)
+{
+    uint64_t p = addr;
+
+    for (unsigned n = 0; p < end && n < RANGE_MAX_LOOKUPS; n++) {
+        int rc = gdrx_mem_query(p, m);
+        if (rc == 0) {
+            *first = p;
+            return 0;
+        }
+        if (rc != -ENOENT)
+            return rc;
+        p = (p | (RANGE_STEP - 1)) + 1;
+    }
+    return -ENOENT;
+}
+
+int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r)
 {
     /* The end, rounded up to a GPU page, must not wrap. */
     if (size == 0 || addr > UINT64_MAX - GPU_PAGE_OFFSET - size)
         return EINVAL;
     uint64_t end = addr + size;
+    uint64_t page_end = (end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
+    uint64_t first = addr;
     struct gdrx_mem_info a;
-    int rc = gdrx_mem_query(addr, &a);
+    int rc = first_allocated(addr, end, &first, &a);
     if (rc && rc != -ENOENT)
         return gdrapi_err(rc);
-    /* The usual case: the request lies in the allocation of its first
-     * byte.  Otherwise, the allocation it was rounded out from. */
-    if (rc == -ENOENT || end - a.base > a.size) {
-        rc = best_allocation(addr, end, &a);
-        if (rc)
-            return rc;
+    if (rc == 0 && end - a.base <= a.size) {
+        /* The usual case: the request lies in one allocation. */
+        r->dptr = max_u64(addr & GPU_PAGE_MASK, a.base);
+        r->len = (size_t)(min_u64(page_end, a.base + a.size) - r->dptr);
+        r->span_len = 0;
+        return 0;
     }
-    uint64_t first = max_u64(addr & GPU_PAGE_MASK, a.base);
-    uint64_t last = min_u64((end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK, a.base + a.size);
-    *dptr = first;
-    *len = (size_t)(last - first);
+    /* Past it (or none holds its first bytes): the span first, and the
+     * allocation it was rounded out from should the backend refuse. */
+    r->span_len = rc == 0 ? (size_t)(page_end - first) : 0;
+    r->span_dptr = first;
+    rc = best_allocation(addr, end, &a);
+    if (rc)
+        return rc;
+    r->dptr = max_u64(addr & GPU_PAGE_MASK, a.base);
+    r->len = (size_t)(min_u64(page_end, a.base + a.size) - r->dptr);
     return 0;
 }

@@ -137,6 +137,16 @@ struct gdrx_open_params {
 
 /** Flags for gdrx_pin(). */
 #define GDRX_PIN_FLAG_DEFAULT 0u
+/**
+ * The range may go past the end of dptr's allocation, over neighbouring
+ * allocations and the unallocated bytes between them, as gdrcopy pins
+ * whole GPU pages.  dptr must be in an allocation (whose buffer id and
+ * device the pin takes); the rest is pinned only where the backend can pin
+ * it as one piece of the same driver memory (else -EINVAL).  A CUDA free of
+ * any allocation that overlaps the range revokes the pin; a later
+ * allocation in a gap it covers is reachable through it.
+ */
+#define GDRX_PIN_FLAG_SPAN 1u
 
 /** What gdrx_pin_query() reports. */
 struct gdrx_pin_info {
@@ -207,7 +217,7 @@ int gdrx_close(gdrx_t ctx);
  * Pin [dptr, dptr+len) of one CUDA allocation.  Any address and length
  * inside the allocation is accepted; the library rounds to GPU pages.
  * -EINVAL for len 0, a range that is not device memory or crosses the end
- * of its allocation, flags other than GDRX_PIN_FLAG_DEFAULT.
+ * of its allocation (unless GDRX_PIN_FLAG_SPAN), unknown flags.
  */
 int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
              gdrx_pin_t *pin_out);

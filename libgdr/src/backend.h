@@ -28,10 +28,20 @@ struct gdrx_pin_req {
     size_t   alloc_size;
     uint64_t win_base;    /* dptr rounded down to GDRX_GPU_PAGE_SIZE */
     size_t   win_size;    /* covers [dptr, dptr+len), multiple of page size */
+    uint64_t guard_base;  /* CUDA frees overlapping this range revoke the */
+    size_t   guard_size;  /* pin: the allocation, with a SPAN's request */
     int      device;      /* CUDA ordinal owning the memory */
     uint64_t buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time */
     uint32_t flags;       /* GDRX_PIN_FLAG_* */
 };
+
+/* Whether [dptr, dptr+len) reaches past its allocation (GDRX_PIN_FLAG_SPAN):
+ * the backend must then prove the window is one piece of driver memory. */
+static inline int gdrx_pin_req_spans(const struct gdrx_pin_req *req)
+{
+    return req->len > req->alloc_size ||
+           req->dptr - req->alloc_base > req->alloc_size - req->len;
+}
 
 /** A backend's pin, filled by pin() and map(). */
 struct gdrx_backend_pin {

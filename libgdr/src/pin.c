@@ -77,9 +77,11 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
                  (unsigned long long)req->dptr, (int)res);
         return -EINVAL;
     }
-    /* [dptr, dptr+len) must lie inside [base, base+size); written so
-     * that no sum can wrap. */
-    if (req->dptr < base || req->len > size || req->dptr - base > size - req->len) {
+    /* [dptr, dptr+len) must lie inside [base, base+size) (a SPAN only
+     * needs dptr there); written so that no sum can wrap. */
+    int span = (req->flags & GDRX_PIN_FLAG_SPAN) != 0;
+    if (req->dptr < base || req->dptr - base >= size ||
+        (!span && (req->len > size || req->dptr - base > size - req->len))) {
         gdrx_dbg("[%#llx, +%zu) crosses the end of its allocation [%#llx, +%zu)",
                  (unsigned long long)req->dptr, req->len, (unsigned long long)base, size);
         return -EINVAL;
@@ -89,6 +91,10 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
         return -EINVAL;
     req->alloc_base = base;
     req->alloc_size = size;
+    req->guard_base = base;
+    req->guard_size = size;
+    if (end > base + size)
+        req->guard_size = end - base; /* a SPAN: its neighbours' frees too */
     req->win_base = req->dptr & ~(GDRX_GPU_PAGE_SIZE - 1);
     req->win_size = ((end + GDRX_GPU_PAGE_SIZE - 1) & ~(GDRX_GPU_PAGE_SIZE - 1)) - req->win_base;
 
@@ -140,7 +146,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
 
     /* Findable by the free hook before the backend pins: a free racing
      * with this pin waits for pin->lock and then revokes it. */
-    int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, req->alloc_base + req->alloc_size);
+    int rc = gdrx_pin_index_add(pin, *id, req->guard_base, req->guard_base + req->guard_size);
     if (rc)
         goto err_slot;
     gdrx_fork_hold(); /* a backend may map while it pins (dmabuf's probe) */
@@ -155,7 +161,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
         rc = -EIO;
     }
     if (rc) {
-        gdrx_pin_index_remove(pin, *id, req->alloc_base);
+        gdrx_pin_index_remove(pin, *id, req->guard_base);
         goto err_slot;
     }
     gdrx_pin_on_pinned(pin);

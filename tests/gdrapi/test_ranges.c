@@ -3,8 +3,8 @@
  * points, for the requests gdrcopy's users make: gdrcopy's own idiom (a
  * small buffer over-allocated and aligned up to a GPU page), an address in
  * the middle of a page, and UCX's page-rounded ranges around a small
- * sub-allocated buffer, which reach into its neighbours.  The mapping
- * starts at info.va; the neighbours' bytes stay out of reach.
+ * sub-allocated buffer, which reach into its neighbours (and, as with
+ * gdrcopy, the copies too).  The mapping starts at info.va.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -61,13 +61,14 @@ static void test_unaligned_address(void)
 }
 
 /* Three small buffers sharing a GPU page (sub-allocations), pinned as
- * UCX's gdr_copy does: the buffer's range rounded out to whole pages.  The
- * pin is the middle buffer's (it holds most of the range); the mapping
- * reaches all of it, the neighbours' bytes are refused and left as they
- * were. */
+ * UCX's gdr_copy does: the buffer's range rounded out to whole pages, then
+ * copies to any buffer in them.  As with gdrcopy, the pin reaches every
+ * byte of those pages from the first allocated one; unlike gdrcopy, a free
+ * of any of the buffers revokes it. */
 static void test_page_rounded_request(void)
 {
     struct ga_buf b;
+    int flag = 0;
     char byte = 1;
 
     GDRX_REQUIRE(ga_cuda_setup() == 0);
@@ -78,38 +79,42 @@ static void test_page_rounded_request(void)
     CUdeviceptr end = (mid + 20 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
     /* the neighbours lie in the rounded range (the sim packs them) */
     GDRX_REQUIRE(left >= start && left + 4 * KiB <= mid && right + 4 * KiB <= end);
-    ga_fill(left, 4 * KiB, 41);
-    ga_fill(right, 4 * KiB, 42);
 
     GDRX_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
-    CU_ASSERT(b.info.va <= mid && mid - b.info.va < b.info.page_size);
-    CU_ASSERT_EQUAL(b.info.va % b.info.page_size, 0);
-    CU_ASSERT(b.info.va + b.info.mapped_size >= mid + 20 * KiB);
-    char *mid_cpu = (char *)b.map + (mid - b.info.va);
-    CU_ASSERT(ga_roundtrip(b.mh, mid_cpu, mid, 20 * KiB, 43));
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, mid_cpu - 1, &byte, 1), ERANGE);
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, mid_cpu + 20 * KiB, &byte, 1), ERANGE);
-    CU_ASSERT_EQUAL(gdr_copy_from_mapping(b.mh, &byte, mid_cpu + 20 * KiB - 1, 2), ERANGE);
-    CU_ASSERT(ga_check(left, 4 * KiB, 41));
-    CU_ASSERT(ga_check(right, 4 * KiB, 42));
-    ga_release(&b);
+    CU_ASSERT_EQUAL(b.info.va, start);
+    CU_ASSERT_EQUAL(b.info.mapped_size, end - start);
+    char *cpu = (char *)b.map;
+    CU_ASSERT(ga_roundtrip(b.mh, cpu + (mid - start), mid, 20 * KiB, 43));
+    CU_ASSERT(ga_roundtrip(b.mh, cpu + (left - start), left, 4 * KiB, 44));
+    CU_ASSERT(ga_roundtrip(b.mh, cpu + (right - start), right, 4 * KiB, 45));
+    /* bytes before the first allocated one and past the pages: refused */
+    if (left > start)
+        CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (left - start) - 1, &byte, 1), ERANGE);
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (end - start), &byte, 1), ERANGE);
+    CU_ASSERT_EQUAL(gdr_copy_from_mapping(b.mh, &byte, cpu + (end - start) - 1, 2), ERANGE);
 
-    /* the exact span of two neighbours: the larger one is pinned */
+    /* a neighbour's free revokes the pin (UCX drops its registration of
+     * the window at the same free) */
+    ga_free(right);
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (mid - start), &byte, 1), ESTALE);
+    CU_ASSERT_EQUAL(gdr_get_callback_flag(g, b.mh, &flag), 0);
+    CU_ASSERT_EQUAL(flag, 1);
+    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, b.mh), 0);
+
+    /* the exact range of two neighbours: both reachable */
     GDRX_REQUIRE(ga_pin_map(g, left, mid + 20 * KiB - left, &b) == 0);
-    mid_cpu = (char *)b.map + (mid - b.info.va);
-    CU_ASSERT(ga_roundtrip(b.mh, mid_cpu, mid, 20 * KiB, 44));
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, mid_cpu - 1, &byte, 1), ERANGE);
-    CU_ASSERT(ga_check(left, 4 * KiB, 41));
+    cpu = (char *)b.map + (left - b.info.va);
+    CU_ASSERT(ga_roundtrip(b.mh, cpu, left, 4 * KiB, 46));
+    CU_ASSERT(ga_roundtrip(b.mh, cpu + (mid - left), mid, 20 * KiB, 47));
     ga_release(&b);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     ga_free(left);
     ga_free(mid);
-    ga_free(right);
 }
 
 /* A small buffer followed, in the same page, by a larger allocation that
- * runs past it: the page-rounded request is the small buffer's (the other
- * one reaches beyond it), although the other has more bytes in it. */
+ * runs past it: the pin reaches the larger one's bytes in the pages, and
+ * not beyond them. */
 static void test_page_rounded_small_buffer(void)
 {
     struct ga_buf b;
@@ -121,14 +126,16 @@ static void test_page_rounded_small_buffer(void)
     GDRX_REQUIRE(small && big && g);
     CUdeviceptr start = small & GPU_PAGE_MASK;
     CUdeviceptr end = (small + 8 * KiB + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
-    /* the neighbour holds more of the rounded range than the buffer */
-    GDRX_REQUIRE(big >= small + 8 * KiB && end - big > 8 * KiB && big + 72 * KiB > end);
-    ga_fill(big, 72 * KiB, 51);
+    /* the neighbour starts in the rounded range and runs past it */
+    GDRX_REQUIRE(big >= small + 8 * KiB && big < end && big + 72 * KiB > end);
+    ga_fill(end, big + 72 * KiB - end, 51);
     GDRX_REQUIRE(ga_pin_map(g, start, end - start, &b) == 0);
     char *cpu = (char *)b.map + (small - b.info.va);
     CU_ASSERT(ga_roundtrip(b.mh, cpu, small, 8 * KiB, 52));
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (big - small), &byte, 1), ERANGE);
-    CU_ASSERT(ga_check(big, 72 * KiB, 51));
+    CU_ASSERT(ga_roundtrip(b.mh, cpu + (big - small), big, end - big, 53));
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, cpu + (end - small), &byte, 1), ERANGE);
+    /* past the pages, the neighbour keeps what it had */
+    CU_ASSERT(ga_check(end, big + 72 * KiB - end, 51));
     ga_release(&b);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     ga_free(small);

@@ -24,6 +24,21 @@ tests_libgdr_test_pin_align_SOURCES  = tests/libgdr/test_pin_align.c
 tests_libgdr_test_pin_align_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_pin_align_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
 
+check_PROGRAMS += tests/libgdr/test_pin_span
+GDRX_SUITES    += tests/libgdr/test_pin_span
+tests_libgdr_test_pin_span_SOURCES  = tests/libgdr/test_pin_span.c
+tests_libgdr_test_pin_span_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_pin_span_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_pin_span_nvrm
+GDRX_SUITES    += tests/libgdr/test_pin_span_nvrm
+tests_libgdr_test_pin_span_nvrm_SOURCES  = tests/libgdr/test_pin_span.c \
+	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
+tests_libgdr_test_pin_span_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DPIN_SPAN_NVRM \
+	-I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu
+tests_libgdr_test_pin_span_nvrm_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+EXTRA_tests_libgdr_test_pin_span_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
+
 check_PROGRAMS += tests/libgdr/test_stale
 GDRX_SUITES    += tests/libgdr/test_stale
 tests_libgdr_test_stale_SOURCES  = tests/libgdr/test_stale.c

@@ -43,6 +43,16 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
                  (unsigned long long)hit.base, (unsigned long long)hit.length);
         return -EINVAL;
     }
+    /* A span's window must be of the same mapping too (the object's VAs
+     * are contiguous only within it). */
+    if (gdrx_pin_req_spans(req) &&
+        (req->win_base < hit.base || req->win_size > hit.length ||
+         req->win_base - hit.base > hit.length - req->win_size)) {
+        gdrx_dbg("nvrm: span [%#llx, +%#zx) leaves the RM mapping [%#llx, +%#llx)",
+                 (unsigned long long)req->win_base, req->win_size,
+                 (unsigned long long)hit.base, (unsigned long long)hit.length);
+        return -EINVAL;
+    }
     uint64_t alloc_off = hit.offset + (req->alloc_base - hit.base);
     if (window_offset(req, alloc_off, &src->obj_off) != 0)
         return -EINVAL;
@@ -71,9 +81,13 @@ static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
 
     if (!c->cx->MemGetHandleForAddressRange || !nvrm_trace_installed())
         return -ENOENT;
-    uint64_t first = req->alloc_base & ~(page - 1);
+    /* A span exports its whole window: CUDA and the driver then say that
+     * it is one range of one object. */
+    int span = gdrx_pin_req_spans(req);
+    uint64_t first = span ? req->win_base : req->alloc_base & ~(page - 1);
+    uint64_t size = span ? req->win_size : page;
     nvrm_trace_capture_begin(&seen);
-    CUresult res = c->cx->MemGetHandleForAddressRange(&fd, (CUdeviceptr)first, page,
+    CUresult res = c->cx->MemGetHandleForAddressRange(&fd, (CUdeviceptr)first, size,
                                                       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
     nvrm_trace_capture_end();
     if (fd >= 0)
@@ -83,13 +97,15 @@ static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
                  (unsigned long long)first, (int)res);
         return -ENOENT;
     }
-    if (seen.count != 1 || seen.num_objects != 1 || seen.size != page || !seen.h_client ||
+    if (seen.count != 1 || seen.num_objects != 1 || seen.size != size || !seen.h_client ||
         !seen.h_memory || (seen.offset & (page - 1))) {
         gdrx_dbg("nvrm: the export of %#llx named no single RM object (%d requests seen)",
                  (unsigned long long)first, seen.count);
         return -ENOENT;
     }
-    if (window_offset(req, seen.offset + (req->alloc_base - first), &src->obj_off) != 0)
+    if (span)
+        src->obj_off = seen.offset;
+    else if (window_offset(req, seen.offset + (req->alloc_base - first), &src->obj_off) != 0)
         return -EINVAL;
     src->kind = NVRM_OBJ_DUP;
     src->h_client = seen.h_client;
@@ -186,6 +202,12 @@ int nvrm_discover(struct nvrm_client *c, const struct gdrx_pin_req *req,
     int rc = from_trace(req, src);
     if (rc == -ENOENT)
         rc = from_export(c, req, src);
+    if (rc == -ENOENT && gdrx_pin_req_spans(req)) {
+        /* the other routes describe one allocation */
+        gdrx_dbg("nvrm: no single RM object known for the span [%#llx, +%#zx)",
+                 (unsigned long long)req->win_base, req->win_size);
+        return -EINVAL;
+    }
     if (rc == -ENOENT && ipc_enabled())
         rc = nvrm_discover_ipc(c, req, src);
     if (rc == -ENOENT)

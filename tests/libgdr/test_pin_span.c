@@ -1,0 +1,221 @@
+/*
+ * test_pin_span.c - GDRX_PIN_FLAG_SPAN: a pin that reaches past its
+ * allocation into its neighbours (what libgdrapi uses for gdrcopy's whole
+ * GPU pages): the neighbours' bytes are reachable, any of their frees
+ * revokes it, a span the backend cannot pin as one piece is refused and
+ * leaves nothing behind, and plain pins keep their one allocation.
+ * Built twice: on the default backend, and (PIN_SPAN_NVRM) on nvrm under
+ * the RM-ioctl emulator, where a span must lie in one recorded mapping.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcuda.h"
+#ifdef PIN_SPAN_NVRM
+#  include "nvrm_reexec.h"
+#endif
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+static uint64_t pin_count(gdrx_t g)
+{
+    uint64_t n = 0;
+
+    CU_ASSERT_EQUAL(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &n), 0);
+    return n;
+}
+
+/* Three small buffers packed together (sub-allocations); 0 if the
+ * allocator did not put them in one GPU page, after saying so. */
+static int three_neighbours(CUdeviceptr p[3])
+{
+    for (int i = 0; i < 3; i++)
+        p[i] = tc_alloc(1000);
+    if (!p[0] || !p[1] || !p[2])
+        return 0;
+    if (!(p[0] < p[1] && p[1] < p[2] && (p[0] >> 16) == ((p[2] + 999) >> 16))) {
+        CU_FAIL("the three small buffers are not in one 64 KiB page");
+        return 0;
+    }
+    return 1;
+}
+
+static void test_span_flags(void)
+{
+    gdrx_pin_t pin = { 0 };
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr a = tc_alloc(4 * KiB);
+    CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, 2, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, GDRX_PIN_FLAG_SPAN | 0x80000000u, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(pin.id, 0);
+    CU_ASSERT_EQUAL(pin_count(g), 0);
+    /* a span that stays inside its allocation is a plain pin */
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a + 100, 200, GDRX_PIN_FLAG_SPAN, &pin), 0);
+    struct gdrx_pin_info info;
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, pin, &info), 0);
+    CU_ASSERT(info.dptr == a + 100 && info.len == 200 && info.alloc_base == a &&
+              info.alloc_size == 4 * KiB);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(a);
+}
+
+/* The first byte must be device memory of an allocation. */
+static void test_span_needs_allocated_start(void)
+{
+    gdrx_pin_t pin = { 0 };
+    CUdeviceptr p[3];
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    if (!three_neighbours(p))
+        goto out;
+    tc_free(p[1]);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p[1], p[2] + 1000 - p[1], GDRX_PIN_FLAG_SPAN, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(pin.id, 0);
+    /* from p[0] over the gap to p[2]: pinned */
+    CU_ASSERT_EQUAL(gdrx_pin(g, p[0], p[2] + 1000 - p[0], GDRX_PIN_FLAG_SPAN, &pin), 0);
+    CU_ASSERT_EQUAL(pin_count(g), 1);
+    p[1] = 0;
+out:
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
+/* A span over three buffers writes and reads each of them; a plain pin of
+ * the first refuses the others. */
+static void test_span_reaches_neighbours(void)
+{
+    unsigned char buf[1000], want[1000];
+    struct gdrx_pin_info info;
+    gdrx_pin_t span, plain;
+    CUdeviceptr p[3];
+    void *cpu, *cpu_plain;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    if (!three_neighbours(p))
+        goto out;
+    size_t len = p[2] + 1000 - p[0];
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], len, GDRX_PIN_FLAG_SPAN, &span), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, span, &cpu), 0);
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, span, &info), 0);
+    CU_ASSERT(info.dptr == p[0] && info.len == len && info.alloc_base == p[0] &&
+              info.alloc_size < len);
+    CU_ASSERT(info.pinned_base <= p[0] && info.pinned_base + info.pinned_size >= p[0] + len);
+    for (int i = 0; i < 3; i++) {
+        char *at = (char *)cpu + (p[i] - p[0]);
+        tc_pattern(buf, sizeof(buf), 10 + i);
+        CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, at, buf, sizeof(buf)), 0);
+        CU_ASSERT(tc_check(p[i], sizeof(buf), 10 + i));
+        tc_fill(p[i], sizeof(buf), 20 + i);
+        CU_ASSERT_EQUAL(gdrx_copy_from_mapping(span, buf, at, sizeof(buf)), 0);
+        tc_pattern(want, sizeof(want), 20 + i);
+        CU_ASSERT_EQUAL(memcmp(buf, want, sizeof(buf)), 0);
+    }
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, (char *)cpu + len, buf, 1), -ERANGE);
+
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], 1000, 0, &plain), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, plain, &cpu_plain), 0);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(plain, (char *)cpu_plain + (p[1] - p[0]), buf, 1),
+                    -ERANGE);
+out:
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
+/* A neighbour's free revokes the span and leaves the plain pin of the
+ * first buffer alone. */
+static void test_span_revoked_by_neighbour_free(void)
+{
+    struct gdrx_pin_info info;
+    gdrx_pin_t span, plain;
+    unsigned char byte = 7;
+    CUdeviceptr p[3];
+    void *cpu, *cpu_plain;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    if (!three_neighbours(p))
+        goto out;
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], p[2] + 1000 - p[0], GDRX_PIN_FLAG_SPAN, &span), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], 1000, 0, &plain), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, span, &cpu), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(g, plain, &cpu_plain), 0);
+    tc_free(p[2]);
+    p[2] = 0;
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, cpu, &byte, 1), -ESTALE);
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, span, &info), 0);
+    CU_ASSERT_EQUAL(info.stale, 1);
+    tc_pattern(&byte, 1, 30);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(plain, cpu_plain, &byte, 1), 0);
+    CU_ASSERT(tc_check(p[0], 1, 30));
+    CU_ASSERT_EQUAL(gdrx_pin_query(g, plain, &info), 0);
+    CU_ASSERT_EQUAL(info.stale, 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, span), 0);
+out:
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
+/* Past the end of a large allocation's own driver memory: refused, with
+ * nothing pinned or indexed. */
+static void test_span_past_its_memory(void)
+{
+    gdrx_pin_t pin = { 0 };
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    CUdeviceptr big = tc_alloc(4 * MiB);
+    CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 128 * KiB, GDRX_PIN_FLAG_SPAN, &pin),
+                    -EINVAL);
+    CU_ASSERT_EQUAL(pin.id, 0);
+    CU_ASSERT_EQUAL(pin_count(g), 0);
+    /* the same request without the flag: the allocation's end */
+    CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 128 * KiB, 0, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 4 * KiB, GDRX_PIN_FLAG_SPAN, &pin), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(big);
+}
+
+static const struct gdrx_test_case span_cases[] = {
+    GDRX_TEST_CASE(test_span_flags),
+    GDRX_TEST_CASE(test_span_needs_allocated_start),
+    GDRX_TEST_CASE(test_span_reaches_neighbours),
+    GDRX_TEST_CASE(test_span_revoked_by_neighbour_free),
+    GDRX_TEST_CASE(test_span_past_its_memory),
+    GDRX_TEST_END,
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "pin_span", NULL, NULL, span_cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+#ifdef PIN_SPAN_NVRM
+    if (nvt_under_emulator(argv) != 0)
+        return 1;
+    setenv("GDRX_BACKEND", "nvrm", 1);
+#endif
+    tc_default_backend();
+    tc_load();
+    return gdrx_test_main(argc, argv, suites);
+}
