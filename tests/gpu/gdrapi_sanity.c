@@ -119,13 +119,39 @@ static void alignments(gdr_t g, void *d)
     release(g, mh, map, &info);
 }
 
+/* Two small buffers (ucx_perftest -s 8's) in one GPU page: UCX's gdr_copy
+ * registers the page around the first and copies to both through it. */
+static void neighbours(gdr_t g, void *a, void *b, size_t n, const char *when)
+{
+    unsigned long lo = (unsigned long)(a < b ? a : b), hi = (unsigned long)(a < b ? b : a) + n;
+    gdr_mh_t mh;
+    void *map;
+    gdr_info_t info;
+
+    if ((lo & GPU_PAGE_MASK) != ((hi - 1) & GPU_PAGE_MASK)) {
+        printf("note: the two %zu-byte buffers allocated %s are not in one GPU page\n", n, when);
+        return;
+    }
+    unsigned long start = (unsigned long)a & GPU_PAGE_MASK;
+    char *cpu = pin_map(g, (void *)start, GPU_PAGE_SIZE, &mh, &map, &info);
+    if (!cpu)
+        return;
+    int ok = roundtrip("neighbour a", mh, cpu + ((unsigned long)a - start), a, n, 11) &&
+             roundtrip("neighbour b", mh, cpu + ((unsigned long)b - start), b, n, 13);
+    printf("%s: one GPU page pinned, both %zu-byte buffers allocated %s reached (%p, %p)\n",
+           ok ? "ok" : "FAIL", n, when, a, b);
+    release(g, mh, map, &info);
+}
+
 int main(void)
 {
     void *big = NULL, *small = NULL, *raw = NULL, *gone = NULL;
     const size_t bigsz = 4 << 20, smallsz = 8 << 10;
 
     /* cudaMalloc first, as gdrcopy's users do */
+    void *n1 = NULL, *n2 = NULL, *n3 = NULL, *n4 = NULL;
     if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&big, bigsz) != cudaSuccess ||
+        cudaMalloc(&n1, 8) != cudaSuccess || cudaMalloc(&n2, 8) != cudaSuccess ||
         cudaMalloc(&small, smallsz) != cudaSuccess ||
         cudaMalloc(&raw, smallsz + GPU_PAGE_SIZE - 1) != cudaSuccess ||
         cudaMalloc(&gone, 2 << 20) != cudaSuccess) {
@@ -189,6 +215,12 @@ int main(void)
         release(g, mh, map, &info);
     }
 
+    neighbours(g, n1, n2, 8, "before gdr_open");
+    if (cudaMalloc(&n3, 8) != cudaSuccess || cudaMalloc(&n4, 8) != cudaSuccess)
+        fail("cudaMalloc after gdr_open");
+    else
+        neighbours(g, n3, n4, 8, "after gdr_open");
+
     /* cudaFree under a live mapping: copies refused, callback flag set */
     cpu = pin_map(g, gone, 2 << 20, &mh, &map, &info);
     if (cpu) {
@@ -208,6 +240,10 @@ int main(void)
     cudaFree(big);
     cudaFree(small);
     cudaFree(raw);
+    cudaFree(n1);
+    cudaFree(n2);
+    cudaFree(n3);
+    cudaFree(n4);
     printf("gdrapi_sanity: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }
