@@ -15,6 +15,11 @@
 #include "log.h"
 #include "pin_index.h"
 
+/* A span's walk over its neighbours (sync_span): CUDA's allocation
+ * granule, and the most addresses looked up. */
+#define SPAN_GRANULE     256u
+#define SPAN_MAX_LOOKUPS 65536u
+
 static void pin_slot_init(struct gdrx_hslot *s)
 {
     struct gdrx_pin *pin = (struct gdrx_pin *)s;
@@ -64,6 +69,31 @@ static int pointer_device(const struct gdrx_cuda *cu, uint64_t dptr, int *device
     return 0;
 }
 
+/* Sets SYNC_MEMOPS on the allocation holding dptr, as GPUDirect RDMA
+ * requires: CUDA's synchronous copies to it complete before they return. */
+static int set_sync_memops(const struct gdrx_cuda *cu, uint64_t dptr)
+{
+    unsigned int one = 1;
+    CUresult res = cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, dptr);
+
+    if (res == CUDA_ERROR_NOT_SUPPORTED) {
+        /* Virtual-memory-management allocations (cuMemCreate + cuMemMap)
+         * do not take the attribute (CUDA error 801 on the H200); their
+         * synchronous memory operations complete before returning, and
+         * stream-ordered work is ordered by the caller's synchronisation,
+         * as docs/semantics.md states for pool memory too. */
+        gdrx_dbg("SYNC_MEMOPS not supported on %#llx (VMM memory); pinning anyway",
+                 (unsigned long long)dptr);
+        return 0;
+    }
+    if (res != CUDA_SUCCESS) {
+        gdrx_err("cannot set SYNC_MEMOPS on %#llx: CUDA error %d", (unsigned long long)dptr,
+                 (int)res);
+        return gdrx_cuda_errno(res);
+    }
+    return 0;
+}
+
 /* Fill the allocation, window and buffer id of req (device context
  * current); sets SYNC_MEMOPS as GPUDirect RDMA requires. */
 static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *req)
@@ -106,22 +136,28 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
     }
     req->buffer_id = buffer_id;
 
-    unsigned int one = 1;
-    res = cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, req->dptr);
-    if (res == CUDA_ERROR_NOT_SUPPORTED) {
-        /* Virtual-memory-management allocations (cuMemCreate + cuMemMap)
-         * do not take the attribute (CUDA error 801 on the H200); their
-         * synchronous memory operations complete before returning, and
-         * stream-ordered work is ordered by the caller's synchronisation,
-         * as docs/semantics.md states for pool memory too. */
-        gdrx_dbg("SYNC_MEMOPS not supported on %#llx (VMM memory); pinning anyway",
-                 (unsigned long long)req->dptr);
-        return 0;
-    }
-    if (res != CUDA_SUCCESS) {
-        gdrx_err("cannot set SYNC_MEMOPS on %#llx: CUDA error %d",
-                 (unsigned long long)req->dptr, (int)res);
-        return gdrx_cuda_errno(res);
+    return set_sync_memops(cu, req->dptr);
+}
+
+/* A span reaches its neighbours: each allocation in the rest of the range
+ * takes SYNC_MEMOPS too.  Gaps are stepped over at CUDA's 256-byte
+ * granule, up to a bound (an allocation made in a gap later, or past the
+ * bound, does not get it; docs/compat.md). */
+static int sync_span(const struct gdrx_cuda *cu, const struct gdrx_pin_req *req)
+{
+    uint64_t end = req->dptr + req->len, p = req->alloc_base + req->alloc_size;
+
+    for (unsigned n = 0; p < end && n < SPAN_MAX_LOOKUPS; n++) {
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        if (cu->MemGetAddressRange(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS || !size) {
+            p = (p | (SPAN_GRANULE - 1)) + 1;
+            continue;
+        }
+        int rc = set_sync_memops(cu, base);
+        if (rc)
+            return rc;
+        p = base + size > p ? base + size : p + 1;
     }
     return 0;
 }
@@ -193,6 +229,8 @@ int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t fl
     if (rc)
         return rc;
     rc = describe_allocation(cu, &req);
+    if (rc == 0 && gdrx_pin_req_spans(&req))
+        rc = sync_span(cu, &req);
     if (rc == 0)
         rc = pin_into_slot(ctx, &req, id);
     gdrx_devctx_pop(&ctx->dev);

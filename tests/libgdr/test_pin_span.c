@@ -124,6 +124,14 @@ static void test_span_reaches_neighbours(void)
         CU_ASSERT_EQUAL(memcmp(buf, want, sizeof(buf)), 0);
     }
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, (char *)cpu + len, buf, 1), -ERANGE);
+    /* every buffer it reaches has SYNC_MEMOPS (a cuMemcpy to it is done on
+     * return, as for the buffer a plain pin holds) */
+    for (int i = 0; i < 3; i++) {
+        unsigned int sync = 0;
+        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p[i]),
+                        CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(sync, 1);
+    }
 
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], 1000, 0, &plain), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, plain, &cpu_plain), 0);
