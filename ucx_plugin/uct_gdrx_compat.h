@@ -113,6 +113,18 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_MEM_ATTR_SET_FLAGS(_attr)
 #endif
 
+/* What a memory query found, into UCX's memory-type cache (as cuda_copy
+ * does): 1.22 looks for the memory flags there and queries the detecting
+ * MDs on every lookup until an entry has them or a system device. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
+    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev, \
+                             UCS_MEM_FLAG_REGISTRABLE)
+#else
+#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
+    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev)
+#endif
+
 /* component.rkey_unpack: a params struct was added in 1.19. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 19)
 #  define UCT_GDRX_RKEY_UNPACK_ARGS \

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/memory/memtype_cache.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
@@ -200,14 +201,16 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
                                           size_t length,
                                           uct_gdrx_mem_attr_t *mem_attr)
 {
+    uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
     struct gdrx_mem_info info;
+    ucs_sys_device_t sys_dev;
     ucs_status_t status;
     int ret;
 
     /* UCX may cache what is found here: the free events must be on.
      * Standing aside, claim nothing: another MD's detection answers, or
      * UCP takes the memory for host memory, as without gdrx. */
-    status = uct_gdrx_md_activate(ucs_derived_of(tl_md, uct_gdrx_md_t));
+    status = uct_gdrx_md_activate(md);
     if (ucs_unlikely(status != UCS_OK)) {
         return UCS_ERR_UNSUPPORTED;
     }
@@ -221,13 +224,21 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         return UCS_ERR_INVALID_ADDR;
     }
 
+    /* as cuda_copy names it: UCP picks lanes near the GPU by it, whichever
+     * MD answered the detection first */
+    sys_dev = uct_gdrx_cuda_sys_dev(info.device);
+    if (md->events) {
+        /* later lookups of the allocation then stop here, not at us
+         * (its free removes the entry) */
+        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
+                                      sys_dev);
+    }
+
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {
         mem_attr->mem_type = UCS_MEMORY_TYPE_CUDA;
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(SYS_DEV)) {
-        /* as cuda_copy names it: UCP picks lanes near the GPU by it,
-         * whichever MD answered the detection first */
-        mem_attr->sys_dev = uct_gdrx_cuda_sys_dev(info.device);
+        mem_attr->sys_dev = sys_dev;
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(BASE_ADDRESS)) {
         mem_attr->base_address = (void*)(uintptr_t)info.base;

@@ -15,6 +15,8 @@
 
 #include "ut_uct.h"
 
+#include <ucs/memory/memtype_cache.h>
+
 #define UT_BUF   (64 * 1024 + 64)   /* largest size + odd offsets */
 #define UT_MAX   (64 * 1024)
 
@@ -283,6 +285,7 @@ static void test_mem_query(void)
 {
     int (*get_attr)(int *, int, CUdevice) = NULL;
     uct_md_mem_attr_t attr;
+    ucs_memory_info_t info;
     ucs_sys_bus_id_t bus = {0};
     ucs_sys_device_t want;
     int domain = -1, bus_nr = -1, slot = -1;
@@ -314,10 +317,18 @@ static void test_mem_query(void)
     CU_ASSERT_EQUAL(attr.sys_dev, want);
     CU_ASSERT(((uintptr_t)attr.base_address <= d) &&
               ((uintptr_t)attr.base_address + attr.alloc_length >= d + 3 * 65536));
+    /* what it found is in UCX's memory-type cache, system device included
+     * (UCX 1.22 queries the MDs again on every lookup until it is), until
+     * the free */
+    CU_ASSERT_EQUAL(ucs_memtype_cache_lookup((void*)(d + 100), 1000, &info), UCS_OK);
+    CU_ASSERT_EQUAL(info.type, UCS_MEMORY_TYPE_CUDA);
+    CU_ASSERT_EQUAL(info.sys_dev, want);
     CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, host, sizeof(host), &attr), UCS_OK);
     CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, (void*)(uintptr_t)(attr.base_address),
                                          attr.alloc_length + 1, &attr), UCS_OK);
     tc_free(d);
+    CU_ASSERT(ucs_memtype_cache_lookup((void*)(d + 100), 1000, &info) != UCS_OK ||
+              info.type != UCS_MEMORY_TYPE_CUDA);
     ut_close(&u);
 }
 
