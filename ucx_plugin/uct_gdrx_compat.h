@@ -113,16 +113,21 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_MEM_ATTR_SET_FLAGS(_attr)
 #endif
 
-/* What a memory query found, into UCX's memory-type cache (as cuda_copy
- * does): 1.22 looks for the memory flags there and queries the detecting
- * MDs on every lookup until an entry has them or a system device. */
+/* What a memory query found, into UCX's memory-type cache, so that later
+ * sends stop there: 1.22 queries the detecting MD on every send until the
+ * allocation's entry has memory flags or a system device (0.3-0.5 us per
+ * 8-byte message on the H200).  The system device is left unknown: with it
+ * in the cache, UCX 1.22's rendezvous through cuda_copy next to gdrx lost
+ * data (OSU -c failed from 8 KiB on the H200; with the device unknown every
+ * size passed; docs/mpi.md).  Releases before 1.22 look no further than the
+ * memory type that UCX's allocation events already put there. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
-#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
-    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev, \
-                             UCS_MEM_FLAG_REGISTRABLE)
+#  define uct_gdrx_memtype_cache_update(_base, _size) \
+    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, \
+                             UCS_SYS_DEVICE_ID_UNKNOWN, UCS_MEM_FLAG_REGISTRABLE)
 #else
-#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
-    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev)
+#  define uct_gdrx_memtype_cache_update(_base, _size) \
+    do { (void)(_base); (void)(_size); } while (0)
 #endif
 
 /* component.rkey_unpack: a params struct was added in 1.19. */

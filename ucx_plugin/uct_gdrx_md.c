@@ -203,7 +203,6 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
 {
     uct_gdrx_md_t *md = ucs_derived_of(tl_md, uct_gdrx_md_t);
     struct gdrx_mem_info info;
-    ucs_sys_device_t sys_dev;
     ucs_status_t status;
     int ret;
 
@@ -224,21 +223,18 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         return UCS_ERR_INVALID_ADDR;
     }
 
-    /* as cuda_copy names it: UCP picks lanes near the GPU by it, whichever
-     * MD answered the detection first */
-    sys_dev = uct_gdrx_cuda_sys_dev(info.device);
     if (md->events) {
-        /* later lookups of the allocation then stop here, not at us
-         * (its free removes the entry) */
-        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
-                                      sys_dev);
+        /* its free removes the entry (uct_gdrx_compat.h says what it holds) */
+        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size);
     }
 
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {
         mem_attr->mem_type = UCS_MEMORY_TYPE_CUDA;
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(SYS_DEV)) {
-        mem_attr->sys_dev = sys_dev;
+        /* as cuda_copy names it: UCP picks lanes near the GPU by it,
+         * whichever MD answered the detection first */
+        mem_attr->sys_dev = uct_gdrx_cuda_sys_dev(info.device);
     }
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(BASE_ADDRESS)) {
         mem_attr->base_address = (void*)(uintptr_t)info.base;
