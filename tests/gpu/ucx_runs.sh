@@ -12,8 +12,9 @@
 # MODE: versions  osu_latency D D, sm,cuda_copy / sm,cuda_copy,gdrx / sm,gdrx
 #                 on 1.22, 1.18 and Ubuntu's 1.16, without then with MPS
 #       gdrcopy   sm,cuda_copy,gdr_copy (UCX's transport on our libgdrapi)
-#                 against sm,cuda_copy,gdrx, alternating, without then with MPS;
-#                 ucx_perftest -t tag_lat -m cuda -s 8 through both
+#                 against sm,cuda_copy,gdrx: OSU's data check (-c) first, then
+#                 small sizes and the whole range alternating, without then
+#                 with MPS; ucx_perftest -t tag_lat -m cuda -s 8 / 1024 through both
 #       churn     tests/mpi/gdrx_mpi_latency 8 B, with and without -r 100,
 #                 alternating three times (UCX 1.16, sm,gdrx)
 #       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
@@ -84,7 +85,16 @@ versions() {
     mpi "$1-118-cc" 118 sm,cuda_copy $L
     mpi "$1-116-gdrx" 116 sm,gdrx $L
 }
+S="${OSU_DIR:-}/osu_latency -d cuda -m 1:1024 -i 3000 -x 300 D D"
+V="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 -c D D"
 gdrcopy() {
+    # OSU's data check first: a fast figure means nothing if data was lost
+    mpi "$1-valid-gdrx" 122 sm,cuda_copy,gdrx $V
+    mpi "$1-valid-gdrcopy" 122 sm,cuda_copy,gdr_copy $V
+    for i in 1 2 3; do
+        mpi "$1-small-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $S
+        mpi "$1-small-gdrx$i" 122 sm,cuda_copy,gdrx $S
+    done
     for i in 1 2; do
         mpi "$1-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $L
         mpi "$1-gdrx$i" 122 sm,cuda_copy,gdrx $L
@@ -96,8 +106,10 @@ versions) with_mps versions ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
         grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
-    perftest gdrcopy sm,cuda_copy,gdr_copy -t tag_lat -m cuda -s 8 -n 20000
-    perftest gdrx sm,cuda_copy,gdrx -t tag_lat -m cuda -s 8 -n 20000
+    for s in 8 1024; do
+        perftest gdrcopy sm,cuda_copy,gdr_copy -t tag_lat -m cuda -s $s -n 20000
+        perftest gdrx sm,cuda_copy,gdrx -t tag_lat -m cuda -s $s -n 20000
+    done
     with_mps gdrcopy ;;
 churn)
     mkdir -p /tmp/mp

@@ -44,6 +44,29 @@ static int three_neighbours(CUdeviceptr p[3])
     return 1;
 }
 
+/* The start of the cases on three neighbours: CUDA set up, a context
+ * open, the buffers made; -1 (nothing left to undo) if any of it failed. */
+static void span_finish(gdrx_t g, CUdeviceptr p[3])
+{
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
+static int span_begin(gdrx_t *g, CUdeviceptr p[3])
+{
+    memset(p, 0, 3 * sizeof(*p));
+    if (tc_setup(0))
+        return -1;
+    *g = tc_open();
+    if (!three_neighbours(p)) {
+        span_finish(*g, p);
+        return -1;
+    }
+    return 0;
+}
+
 static void test_span_flags(void)
 {
     gdrx_pin_t pin = { 0 };
@@ -71,12 +94,10 @@ static void test_span_needs_allocated_start(void)
 {
     gdrx_pin_t pin = { 0 };
     CUdeviceptr p[3];
+    gdrx_t g;
 
-    if (tc_setup(0))
+    if (span_begin(&g, p))
         return;
-    gdrx_t g = tc_open();
-    if (!three_neighbours(p))
-        goto out;
     tc_free(p[1]);
     CU_ASSERT_EQUAL(gdrx_pin(g, p[1], p[2] + 1000 - p[1], GDRX_PIN_FLAG_SPAN, &pin), -EINVAL);
     CU_ASSERT_EQUAL(pin.id, 0);
@@ -84,11 +105,7 @@ static void test_span_needs_allocated_start(void)
     CU_ASSERT_EQUAL(gdrx_pin(g, p[0], p[2] + 1000 - p[0], GDRX_PIN_FLAG_SPAN, &pin), 0);
     CU_ASSERT_EQUAL(pin_count(g), 1);
     p[1] = 0;
-out:
-    CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    for (int i = 0; i < 3; i++)
-        if (p[i])
-            tc_free(p[i]);
+    span_finish(g, p);
 }
 
 /* A span over three buffers writes and reads each of them; a plain pin of
@@ -100,12 +117,10 @@ static void test_span_reaches_neighbours(void)
     gdrx_pin_t span, plain;
     CUdeviceptr p[3];
     void *cpu, *cpu_plain;
+    gdrx_t g;
 
-    if (tc_setup(0))
+    if (span_begin(&g, p))
         return;
-    gdrx_t g = tc_open();
-    if (!three_neighbours(p))
-        goto out;
     size_t len = p[2] + 1000 - p[0];
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], len, GDRX_PIN_FLAG_SPAN, &span), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, span, &cpu), 0);
@@ -137,11 +152,7 @@ static void test_span_reaches_neighbours(void)
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, plain, &cpu_plain), 0);
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(plain, (char *)cpu_plain + (p[1] - p[0]), buf, 1),
                     -ERANGE);
-out:
-    CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    for (int i = 0; i < 3; i++)
-        if (p[i])
-            tc_free(p[i]);
+    span_finish(g, p);
 }
 
 /* A neighbour's free revokes the span and leaves the plain pin of the
@@ -153,12 +164,10 @@ static void test_span_revoked_by_neighbour_free(void)
     unsigned char byte = 7;
     CUdeviceptr p[3];
     void *cpu, *cpu_plain;
+    gdrx_t g;
 
-    if (tc_setup(0))
+    if (span_begin(&g, p))
         return;
-    gdrx_t g = tc_open();
-    if (!three_neighbours(p))
-        goto out;
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], p[2] + 1000 - p[0], GDRX_PIN_FLAG_SPAN, &span), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], 1000, 0, &plain), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, span, &cpu), 0);
@@ -174,11 +183,7 @@ static void test_span_revoked_by_neighbour_free(void)
     CU_ASSERT_EQUAL(gdrx_pin_query(g, plain, &info), 0);
     CU_ASSERT_EQUAL(info.stale, 0);
     CU_ASSERT_EQUAL(gdrx_unpin(g, span), 0);
-out:
-    CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    for (int i = 0; i < 3; i++)
-        if (p[i])
-            tc_free(p[i]);
+    span_finish(g, p);
 }
 
 /* Past the end of a large allocation's own driver memory: refused, with
