@@ -113,14 +113,30 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_MEM_ATTR_SET_FLAGS(_attr)
 #endif
 
+/* The system device of a CUDA device, as cuda_copy names it: since 1.22
+ * keyed by the bus id and the CUdevice (a lookup by bus id alone makes a
+ * second device for the GPU, which cuda_copy cannot map back to it). */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define uct_gdrx_topo_find_cuda_device(_bus_id, _cu_device, _sys_dev_p) \
+    ucs_topo_find_device_by_bus_id_and_user_value(_bus_id, \
+                                                  (uintptr_t)(_cu_device), \
+                                                  _sys_dev_p)
+#else
+#  define uct_gdrx_topo_find_cuda_device(_bus_id, _cu_device, _sys_dev_p) \
+    ucs_topo_find_device_by_bus_id(_bus_id, _sys_dev_p)
+#endif
+
 /* What a memory query found, into UCX's memory-type cache, so that later
  * sends stop there: 1.22 queries the detecting MD on every send until the
  * allocation's entry has memory flags or a system device (0.3-0.5 us per
- * 8-byte message on the H200).  The system device is left unknown: with it
- * in the cache, UCX 1.22's rendezvous through cuda_copy next to gdrx lost
- * data (OSU -c failed from 8 KiB on the H200; with the device unknown every
- * size passed; docs/mpi.md).  Releases before 1.22 look no further than the
- * memory type that UCX's allocation events already put there. */
+ * 8-byte message on the H200).  The system device is left out: with the
+ * device gdrx named there (looked up by bus id alone, before
+ * uct_gdrx_topo_find_cuda_device; by UCX 1.22's source a second device for
+ * the GPU that cuda_copy cannot map back to it), OSU -c lost rendezvous
+ * data on the H200, and without it every size passed.  An entry naming
+ * cuda_copy's own device is still to be run there (docs/compat.md).
+ * Releases before 1.22 look no further than the memory type that UCX's
+ * allocation events already put there. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
 #  define uct_gdrx_memtype_cache_update(_base, _size) \
     ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, \

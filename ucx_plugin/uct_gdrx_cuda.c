@@ -8,6 +8,7 @@
 #endif
 
 #include "uct_gdrx_cuda.h"
+#include "uct_gdrx_compat.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -142,7 +143,7 @@ static ucs_sys_device_t uct_gdrx_cuda_find_sys_dev(int ordinal)
     bus_id.bus      = (uint8_t)bus;
     bus_id.slot     = (uint8_t)slot;
     bus_id.function = 0;
-    if (ucs_topo_find_device_by_bus_id(&bus_id, &sys_dev) != UCS_OK) {
+    if (uct_gdrx_topo_find_cuda_device(&bus_id, device, &sys_dev) != UCS_OK) {
         return UCS_SYS_DEVICE_ID_UNKNOWN;
     }
     return sys_dev;

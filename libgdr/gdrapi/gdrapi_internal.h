@@ -76,11 +76,11 @@ static inline void *gdrapi_map_base(const struct gdrx_pin_info *info, void *cpu_
     return (char *)cpu_ptr - (info->dptr - info->pinned_base);
 }
 
-/* What to pin for gdr_pin_buffer(addr, size) (range.c): a span of the
- * GPU pages [addr & GPU_PAGE_MASK, round up(addr + size)) from its first
- * allocated byte, where the request reaches past one allocation (span_len
- * not 0), else or should the span be refused, the part of those pages in
- * the one CUDA allocation the request is for. */
+/* What to pin for gdr_pin_buffer(addr, size) (range.c).  Where the request
+ * reaches past one allocation, span_len is not 0: a span of the GPU pages
+ * [addr & GPU_PAGE_MASK, round up(addr + size)) from its first allocated
+ * byte.  dptr/len: the part of those pages in the one CUDA allocation the
+ * request is for, pinned when there is no span or the backend refuses it. */
 struct gdrapi_range {
     uint64_t span_dptr;
     size_t   span_len;

@@ -30,7 +30,9 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
     rc = -EINVAL;
     if (r.span_len)
         rc = gdrx_pin(gdrapi_ctx(g), r.span_dptr, r.span_len, GDRX_PIN_FLAG_SPAN, &p);
-    if (rc) /* no span, or none the backend can pin */
+    /* no span, or one the backend cannot pin as one piece: the allocation
+     * the request is for; any other error is the caller's */
+    if (rc == -EINVAL || rc == -EOPNOTSUPP)
         rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, GDRX_PIN_FLAG_DEFAULT, &p);
     if (rc)
         return gdrapi_err(rc);

@@ -142,9 +142,11 @@ struct gdrx_open_params {
  * allocations and the unallocated bytes between them, as gdrcopy pins
  * whole GPU pages.  dptr must be in an allocation (whose buffer id and
  * device the pin takes); the rest is pinned only where the backend can pin
- * it as one piece of the same driver memory (else -EINVAL).  A CUDA free of
- * any allocation that overlaps the range revokes the pin; a later
- * allocation in a gap it covers is reachable through it.
+ * it as one piece of the same driver memory (else -EINVAL, nothing
+ * changed).  Once pinned, the allocations found after dptr's in the range
+ * get SYNC_MEMOPS; with the CUDA hooks, a free of any allocation that
+ * overlaps the range revokes the pin (without them: dptr's buffer id
+ * only).  A later allocation in a gap it covers is reachable through it.
  */
 #define GDRX_PIN_FLAG_SPAN 1u
 

@@ -29,7 +29,9 @@ struct gdrx_pin_req {
     uint64_t win_base;    /* dptr rounded down to GDRX_GPU_PAGE_SIZE */
     size_t   win_size;    /* covers [dptr, dptr+len), multiple of page size */
     uint64_t guard_base;  /* CUDA frees overlapping this range revoke the */
-    size_t   guard_size;  /* pin: the allocation, with a SPAN's request */
+    size_t   guard_size;  /* pin: the allocation, with a SPAN's request (the
+                           * mapping's pages around it are not guarded, as
+                           * copies never reach them) */
     int      device;      /* CUDA ordinal owning the memory */
     uint64_t buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time */
     uint32_t flags;       /* GDRX_PIN_FLAG_* */

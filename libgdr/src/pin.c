@@ -196,6 +196,13 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
         ctx->ops->unpin(ctx->bctx, &pin->bp);
         rc = -EIO;
     }
+    /* Only a span the backend pinned marks its neighbours: a refused one
+     * leaves them as they were. */
+    if (rc == 0 && gdrx_pin_req_spans(req)) {
+        rc = sync_span(ctx->dev.cu, req);
+        if (rc)
+            ctx->ops->unpin(ctx->bctx, &pin->bp);
+    }
     if (rc) {
         gdrx_pin_index_remove(pin, *id, req->guard_base);
         goto err_slot;
@@ -229,8 +236,6 @@ int gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t fl
     if (rc)
         return rc;
     rc = describe_allocation(cu, &req);
-    if (rc == 0 && gdrx_pin_req_spans(&req))
-        rc = sync_span(cu, &req);
     if (rc == 0)
         rc = pin_into_slot(ctx, &req, id);
     gdrx_devctx_pop(&ctx->dev);

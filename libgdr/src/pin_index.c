@@ -1,13 +1,14 @@
 /*
- * pin_index.c - a sorted array of live pins' allocation ranges (see
+ * pin_index.c - a sorted array of live pins' guard ranges (see
  * pin_index.h).
  *
  * SPDX-License-Identifier: MIT
  *
- * Sorted by the start of the range.  CUDA allocations do not overlap, but a
- * pin's recorded range may outlive its allocation (a free the hooks missed)
- * and so overlap a newer one; a lookup therefore starts span_max before
- * the freed range, where span_max is the longest range in the index.
+ * Sorted by the start of the range.  Ranges overlap: a span covers its
+ * neighbours' pins, and a pin's range may outlive its allocation (a free
+ * the hooks missed) and so overlap a newer one; a lookup therefore starts
+ * span_max before the freed range, where span_max is the longest range in
+ * the index.
  * Adding and removing move the tail of the array (pinning makes system
  * calls anyway); a lookup is a binary search.
  */

@@ -1,6 +1,7 @@
 /*
- * pin_index.h - the CUDA allocation ranges of the live pins, sorted, so that
- * a CUDA free finds the pins it overlaps without looking at any other.
+ * pin_index.h - the guard ranges of the live pins (their allocation, or
+ * for a span everything it reaches), sorted, so that a CUDA free finds the
+ * pins it overlaps without looking at any other.
  *
  * SPDX-License-Identifier: MIT
  *

@@ -142,6 +142,35 @@ static void test_page_rounded_small_buffer(void)
     ga_free(big);
 }
 
+/* A request from the end of one large allocation into the next (each its
+ * own driver memory): no span can be pinned, so the pin is one allocation's
+ * part of the pages; the other's bytes are refused, and the span tried
+ * first left its SYNC_MEMOPS alone. */
+static void test_span_refused_falls_back(void)
+{
+    unsigned int sync = 7;
+    struct ga_buf b;
+    char byte = 1;
+
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
+    CUdeviceptr a = ga_alloc(4 * MiB), next = ga_alloc(4 * MiB);
+    gdr_t g = ga_open();
+    GDRX_REQUIRE(a && next && g);
+    GDRX_REQUIRE(next == a + 4 * MiB); /* the sim places them so */
+    GDRX_REQUIRE(ga_pin_map(g, next - 8 * KiB, 16 * KiB, &b) == 0);
+    CU_ASSERT_EQUAL(b.info.va, next - GPU_PAGE_SIZE);
+    CU_ASSERT_EQUAL(b.info.mapped_size, GPU_PAGE_SIZE);
+    CU_ASSERT(ga_roundtrip(b.mh, b.ptr, next - 8 * KiB, 8 * KiB, 61));
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr + 8 * KiB, &byte, 1), ERANGE);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, next),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(sync, 0);
+    ga_release(&b);
+    CU_ASSERT_EQUAL(gdr_close(g), 0);
+    ga_free(a);
+    ga_free(next);
+}
+
 /* A range that holds no allocation at all (past the last small buffer of
  * the sim's shared chunk) is refused. */
 static void test_no_allocation_in_range(void)
@@ -162,6 +191,7 @@ const struct gdrx_test_case gapi_ranges_cases[] = {
     GDRX_TEST_CASE(test_unaligned_address),
     GDRX_TEST_CASE(test_page_rounded_request),
     GDRX_TEST_CASE(test_page_rounded_small_buffer),
+    GDRX_TEST_CASE(test_span_refused_falls_back),
     GDRX_TEST_CASE(test_no_allocation_in_range),
     GDRX_TEST_END,
 };

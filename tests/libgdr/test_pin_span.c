@@ -44,8 +44,8 @@ static int three_neighbours(CUdeviceptr p[3])
     return 1;
 }
 
-/* The start of the cases on three neighbours: CUDA set up, a context
- * open, the buffers made; -1 (nothing left to undo) if any of it failed. */
+/* The end of the cases on three neighbours: the context closed, the
+ * buffers still there freed. */
 static void span_finish(gdrx_t g, CUdeviceptr p[3])
 {
     CU_ASSERT_EQUAL(gdrx_close(g), 0);
@@ -54,6 +54,8 @@ static void span_finish(gdrx_t g, CUdeviceptr p[3])
             tc_free(p[i]);
 }
 
+/* Their start: CUDA set up, a context open, the buffers made; -1 (nothing
+ * left to undo) if any of it failed. */
 static int span_begin(gdrx_t *g, CUdeviceptr p[3])
 {
     memset(p, 0, 3 * sizeof(*p));
@@ -207,12 +209,85 @@ static void test_span_past_its_memory(void)
     tc_free(big);
 }
 
+/* Two large allocations next to each other (each its own driver memory);
+ * 0 after CU_FAIL if they are not adjacent. */
+static int two_adjacent(CUdeviceptr *a, CUdeviceptr *b)
+{
+    *a = tc_alloc(4 * MiB);
+    *b = tc_alloc(4 * MiB);
+    if (!*a || !*b)
+        return 0;
+    if (*b != *a + 4 * MiB) {
+        CU_FAIL("the two 4 MiB allocations are not adjacent");
+        return 0;
+    }
+    return 1;
+}
+
+/* A span the backend refuses (into the next allocation's own memory)
+ * changes nothing: no pin, and the neighbour keeps its SYNC_MEMOPS. */
+static void test_span_refused_changes_nothing(void)
+{
+    gdrx_pin_t pin = { 0 };
+    unsigned int sync = 7;
+    CUdeviceptr a, b;
+
+    if (tc_setup(0))
+        return;
+    gdrx_t g = tc_open();
+    if (two_adjacent(&a, &b)) {
+        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, b),
+                        CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(sync, 0);
+        CU_ASSERT_EQUAL(gdrx_pin(g, b - 4 * KiB, 128 * KiB, GDRX_PIN_FLAG_SPAN, &pin), -EINVAL);
+        CU_ASSERT_EQUAL(pin.id, 0);
+        CU_ASSERT_EQUAL(pin_count(g), 0);
+        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, b),
+                        CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(sync, 0);
+    }
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    if (a)
+        tc_free(a);
+    if (b)
+        tc_free(b);
+}
+
+/* Neighbours allocated before the context opened (on nvrm: reached through
+ * a dma-buf export of the span's pages, not the ioctl trace). */
+static void test_span_memory_before_open(void)
+{
+    unsigned char buf[1000];
+    CUdeviceptr p[3] = { 0 };
+    gdrx_pin_t span;
+    void *cpu;
+
+    if (tc_setup(0))
+        return;
+    if (three_neighbours(p)) {
+        gdrx_t g = tc_open();
+        CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], p[2] + 1000 - p[0], GDRX_PIN_FLAG_SPAN, &span),
+                              0);
+        CU_ASSERT_EQUAL_FATAL(gdrx_map(g, span, &cpu), 0);
+        tc_pattern(buf, sizeof(buf), 40);
+        CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, (char *)cpu + (p[2] - p[0]), buf,
+                                             sizeof(buf)), 0);
+        CU_ASSERT(tc_check(p[2], sizeof(buf), 40));
+        CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    }
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
 static const struct gdrx_test_case span_cases[] = {
     GDRX_TEST_CASE(test_span_flags),
     GDRX_TEST_CASE(test_span_needs_allocated_start),
     GDRX_TEST_CASE(test_span_reaches_neighbours),
     GDRX_TEST_CASE(test_span_revoked_by_neighbour_free),
     GDRX_TEST_CASE(test_span_past_its_memory),
+    GDRX_TEST_CASE(test_span_refused_changes_nothing),
+    GDRX_TEST_CASE(test_span_memory_before_open),
     GDRX_TEST_END,
 };
 

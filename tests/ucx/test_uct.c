@@ -305,7 +305,18 @@ static void test_mem_query(void)
     bus.domain = domain;
     bus.bus    = bus_nr;
     bus.slot   = slot;
+#if UCT_API >= UCT_VERSION(1, 22)
+    /* cuda_copy's key since 1.22: the bus id and the CUdevice */
+    int (*device_get)(int *, int) = NULL;
+    int cu_device = -1;
+    *(void**)&device_get = dlsym(RTLD_DEFAULT, "cuDeviceGet");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(device_get);
+    CU_ASSERT_EQUAL_FATAL(device_get(&cu_device, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(ucs_topo_find_device_by_bus_id_and_user_value(
+                                  &bus, (uintptr_t)cu_device, &want), UCS_OK);
+#else
     CU_ASSERT_EQUAL_FATAL(ucs_topo_find_device_by_bus_id(&bus, &want), UCS_OK);
+#endif
     CU_ASSERT_NOT_EQUAL(want, UCS_SYS_DEVICE_ID_UNKNOWN);
 
     CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
@@ -320,7 +331,7 @@ static void test_mem_query(void)
               ((uintptr_t)attr.base_address + attr.alloc_length >= d + 3 * 65536));
     /* UCX's memory-type cache holds the allocation as CUDA memory with no
      * system device (1.22: with the memory flags, so that its lookups stop
-     * there; a system device there lost data on the H200), until the free */
+     * there; uct_gdrx_compat.h says why no device), until the free */
     CU_ASSERT_EQUAL(ucs_memtype_cache_lookup((void*)(d + 100), 1000, &info), UCS_OK);
     CU_ASSERT_EQUAL(info.type, UCS_MEMORY_TYPE_CUDA);
     CU_ASSERT_EQUAL(info.sys_dev, UCS_SYS_DEVICE_ID_UNKNOWN);
