@@ -13,6 +13,7 @@
 #include "uct_gdrx_cuda.h"
 #include "uct_gdrx_md_reg.h"
 #include "uct_gdrx_md_setup.h"
+#include "uct_gdrx_mem.h"
 
 #include <inttypes.h>
 #include <ucs/debug/log.h>
@@ -57,7 +58,7 @@ ucs_status_t uct_gdrx_md_mem_alloc(uct_md_h tl_md, size_t *length_p,
         return status;
     }
 
-    __atomic_fetch_add(&md->counters.allocs, 1, __ATOMIC_RELAXED);
+    uct_gdrx_count(&md->counters.allocs);
     ucs_trace("gdrx: allocated 0x%" PRIx64 " length %zu for %s", dptr,
               *length_p, alloc_name);
     *address_p = (void*)(uintptr_t)dptr;

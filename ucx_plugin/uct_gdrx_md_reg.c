@@ -36,17 +36,17 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
     }
 
     if (md->rcache != NULL) {
-        __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
+        uct_gdrx_count(&md->counters.reg_calls);
         return uct_gdrx_rcache_reg(md, address, length, reg_flags, memh_p);
     }
 
     if (uct_gdrx_mem_is_host(address, length)) {
-        __atomic_fetch_add(&md->counters.host_regs, 1, __ATOMIC_RELAXED);
+        uct_gdrx_count(&md->counters.host_regs);
         *memh_p = &uct_gdrx_host_memh;
         return UCS_OK;
     }
 
-    __atomic_fetch_add(&md->counters.reg_calls, 1, __ATOMIC_RELAXED);
+    uct_gdrx_count(&md->counters.reg_calls);
     return uct_gdrx_mem_reg_nocache(md, address, length, reg_flags, memh_p);
 }
 

@@ -28,11 +28,6 @@ uct_gdrx_mem_t uct_gdrx_host_memh = {.kind = UCT_GDRX_MEM_KIND_HOST};
 uct_gdrx_mem_t uct_gdrx_empty_memh = {.kind = UCT_GDRX_MEM_KIND_EMPTY};
 
 
-static UCS_F_ALWAYS_INLINE void uct_gdrx_count(uint64_t *counter)
-{
-    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-}
-
 ucs_status_t uct_gdrx_mem_status(int err)
 {
     switch (err) {
@@ -62,14 +57,20 @@ ucs_status_t uct_gdrx_mem_status(int err)
 
 /* Host unless libgdrx knows the address as CUDA device memory (no CUDA
  * loaded in the process: host). */
+/* What gdrx_mem_query answers for memory that is not CUDA device memory
+ * (or where no GPU is there to own it). */
+static UCS_F_ALWAYS_INLINE int uct_gdrx_mem_query_is_host(int ret)
+{
+    return (ret == -ENOENT) || (ret == -ENODEV);
+}
+
 int uct_gdrx_mem_is_host(void *address, size_t length)
 {
     struct gdrx_mem_info info;
-    int ret;
 
     (void)length;
-    ret = gdrx_mem_query((uintptr_t)address, &info);
-    return (ret == -ENOENT) || (ret == -ENODEV);
+    return uct_gdrx_mem_query_is_host(gdrx_mem_query((uintptr_t)address,
+                                                     &info));
 }
 
 /* One pin maps one allocation: a request reaching past the allocation of
@@ -98,7 +99,7 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
     int ret;
 
     ret = gdrx_mem_query(addr, &info);
-    if ((ret == -ENOENT) || (ret == -ENODEV)) {
+    if (uct_gdrx_mem_query_is_host(ret)) {
         *is_host_p = 1;
         return UCS_OK;
     }

@@ -26,6 +26,12 @@ uct_gdrx_range_holds(uint64_t base, uint64_t size, uint64_t addr, size_t length)
     return (addr >= base) && (length <= size) && (addr - base <= size - length);
 }
 
+/* One more in an MD counter (md->counters; printed by UCX_GDRX_STATS_DUMP). */
+static UCS_F_ALWAYS_INLINE void uct_gdrx_count(uint64_t *counter)
+{
+    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 /* The status of a libgdrx error code, on every path. */
 ucs_status_t uct_gdrx_mem_status(int err);
 

@@ -184,8 +184,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
             if (status != UCS_OK) {
                 return status;
             } else if (is_host) {
-                __atomic_fetch_add(&md->counters.host_regs, 1,
-                                   __ATOMIC_RELAXED);
+                uct_gdrx_count(&md->counters.host_regs);
                 *memh_p = &uct_gdrx_host_memh;
                 return UCS_OK;
             }
@@ -208,7 +207,7 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
             return UCS_OK;
         }
 
-        __atomic_fetch_add(&md->counters.stale_drops, 1, __ATOMIC_RELAXED);
+        uct_gdrx_count(&md->counters.stale_drops);
         uct_gdrx_rcache_region_drop(md, rregion);
     }
 

@@ -50,45 +50,13 @@ static int fit(uint64_t base, uint64_t base_end, uint64_t addr, uint64_t end)
     return same_pages ? 2 : 1;
 }
 
-/* The allocation the request [addr, end) is for, when no single one holds
- * it: the best fit, then the most bytes in the range.  EINVAL if no byte of
- * the range is CUDA device memory.  (Several small buffers inside one GPU
- * page all fit best: the largest is taken; docs/compat.md.) */
-static int best_allocation(uint64_t addr, uint64_t end, struct gdrx_mem_info *best)
-{
-    uint64_t best_bytes = 0, p = addr;
-    int best_fit = -1;
-
-    for (unsigned n = 0; p < end && n < RANGE_MAX_LOOKUPS; n++) {
-        struct gdrx_mem_info m;
-        int rc = gdrx_mem_query(p, &m);
-        if (rc == -ENOENT) {
-            p = (p | (RANGE_STEP - 1)) + 1;
-            continue;
-        }
-        if (rc)
-            return gdrapi_err(rc);
-        uint64_t m_end = m.base + m.size;
-        uint64_t bytes = min_u64(m_end, end) - p;
-        int f = fit(m.base, m_end, addr, end);
-        if (f > best_fit || (f == best_fit && bytes > best_bytes)) {
-            best_fit = f;
-            best_bytes = bytes;
-            *best = m;
-        }
-        p = max_u64(m_end, p + 1);
-    }
-    return best_fit >= 0 ? 0 : EINVAL;
-}
-
-/* The first byte of [addr, end) in an allocation, and that allocation;
- * -ENOENT if a bounded walk finds none. */
-static int first_allocated(uint64_t addr, uint64_t end, uint64_t *first,
+/* The first byte at or after p, before end, that lies in an allocation,
+ * and that allocation; -ENOENT if there is none, or the request's budget of
+ * look-ups (*budget) ran out. */
+static int first_allocated(uint64_t p, uint64_t end, unsigned *budget, uint64_t *first,
                            struct gdrx_mem_info *m)
 {
-    uint64_t p = addr;
-
-    for (unsigned n = 0; p < end && n < RANGE_MAX_LOOKUPS; n++) {
+    for (; p < end && *budget > 0; (*budget)--) {
         int rc = gdrx_mem_query(p, m);
         if (rc == 0) {
             *first = p;
@@ -101,6 +69,34 @@ static int first_allocated(uint64_t addr, uint64_t end, uint64_t *first,
     return -ENOENT;
 }
 
+/* The allocation the request [addr, end) is for, when no single one holds
+ * it: the best fit, then the most bytes in the range.  EINVAL if no byte of
+ * the range is CUDA device memory.  (Several small buffers inside one GPU
+ * page all fit best: the largest is taken; docs/compat.md.) */
+static int best_allocation(uint64_t addr, uint64_t end, unsigned *budget,
+                           struct gdrx_mem_info *best)
+{
+    uint64_t best_bytes = 0, p = addr;
+    struct gdrx_mem_info m;
+    int best_fit = -1, rc;
+
+    while ((rc = first_allocated(p, end, budget, &p, &m)) == 0) {
+        uint64_t m_end = m.base + m.size;
+        uint64_t bytes = min_u64(m_end, end) - p;
+        int f = fit(m.base, m_end, addr, end);
+        if (f > best_fit || (f == best_fit && bytes > best_bytes)) {
+            best_fit = f;
+            best_bytes = bytes;
+            *best = m;
+        }
+        p = max_u64(m_end, p + 1);
+        (*budget)--;
+    }
+    if (rc != -ENOENT)
+        return gdrapi_err(rc);
+    return best_fit >= 0 ? 0 : EINVAL;
+}
+
 int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r)
 {
     /* The end, rounded up to a GPU page, must not wrap. */
@@ -109,8 +105,9 @@ int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r)
     uint64_t end = addr + size;
     uint64_t page_end = (end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
     uint64_t first = addr;
+    unsigned budget = RANGE_MAX_LOOKUPS;
     struct gdrx_mem_info a;
-    int rc = first_allocated(addr, end, &first, &a);
+    int rc = first_allocated(addr, end, &budget, &first, &a);
     if (rc && rc != -ENOENT)
         return gdrapi_err(rc);
     if (rc == 0 && end - a.base <= a.size) {
@@ -124,7 +121,8 @@ int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r)
      * allocation it was rounded out from should the backend refuse. */
     r->span_len = rc == 0 ? (size_t)(page_end - first) : 0;
     r->span_dptr = first;
-    rc = best_allocation(addr, end, &a);
+    budget = RANGE_MAX_LOOKUPS;
+    rc = best_allocation(addr, end, &budget, &a);
     if (rc)
         return rc;
     r->dptr = max_u64(addr & GPU_PAGE_MASK, a.base);

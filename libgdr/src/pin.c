@@ -188,18 +188,17 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     gdrx_fork_hold(); /* a backend may map while it pins (dmabuf's probe) */
     rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
     gdrx_fork_release();
-    if (rc == 0 && (pin->bp.pin_base > req->dptr ||
-                    req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
-                    pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len)) {
-        gdrx_err("backend %s pinned [%#llx, +%zu), which misses the request",
-                 ctx->ops->name, (unsigned long long)pin->bp.pin_base, pin->bp.pin_size);
-        ctx->ops->unpin(ctx->bctx, &pin->bp);
-        rc = -EIO;
-    }
-    /* Only a span the backend pinned marks its neighbours: a refused one
-     * leaves them as they were. */
-    if (rc == 0 && gdrx_pin_req_spans(req)) {
-        rc = sync_span(ctx->dev.cu, req);
+    if (rc == 0) {
+        if (pin->bp.pin_base > req->dptr || req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
+            pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len) {
+            gdrx_err("backend %s pinned [%#llx, +%zu), which misses the request",
+                     ctx->ops->name, (unsigned long long)pin->bp.pin_base, pin->bp.pin_size);
+            rc = -EIO;
+        } else if (gdrx_pin_req_spans(req)) {
+            /* only a span the backend pinned marks its neighbours: a
+             * refused one leaves them as they were */
+            rc = sync_span(ctx->dev.cu, req);
+        }
         if (rc)
             ctx->ops->unpin(ctx->bctx, &pin->bp);
     }
