@@ -7,6 +7,7 @@
 # the host starts with "@@" (tests/kmod/run-qemu.sh parses them):
 #   @@RESULT NAME[MODE] PASS|FAIL ...      one per scenario or step
 #   @@CASES NAME[MODE] PASSED FAILED       a libgdrx suite's CUnit counts
+#   @@INIT                                 /init started (no module loaded yet)
 #   @@DONE                                 the guest reached the end
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -17,6 +18,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 # SeaBIOS leaves the console line unterminated.
 echo
+echo "@@INIT"
 
 . /kt.conf
 
