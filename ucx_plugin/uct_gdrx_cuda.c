@@ -54,7 +54,6 @@ static const struct {
     UCT_GDRX_CUDA_SYM(stream_create,          "cuStreamCreate"),
     UCT_GDRX_CUDA_SYM(stream_destroy,         "cuStreamDestroy_v2"),
     UCT_GDRX_CUDA_SYM(stream_synchronize,     "cuStreamSynchronize"),
-    UCT_GDRX_CUDA_SYM(memcpy_dtoh_async,      "cuMemcpyDtoHAsync_v2"),
     UCT_GDRX_CUDA_SYM(memcpy_async,           "cuMemcpyAsync"),
     UCT_GDRX_CUDA_SYM(mem_alloc,              "cuMemAlloc_v2"),
     UCT_GDRX_CUDA_SYM(mem_free,               "cuMemFree_v2"),

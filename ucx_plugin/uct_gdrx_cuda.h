@@ -40,10 +40,8 @@ typedef struct uct_gdrx_cuda_api {
     int (*stream_create)(void **stream, unsigned flags);
     int (*stream_destroy)(void *stream);
     int (*stream_synchronize)(void *stream);
-    int (*memcpy_dtoh_async)(void *dst, unsigned long long src, size_t length,
-                             void *stream);
-    /* copies of memory gdrx could not pin (also on the copy engine's
-     * streams), and the MD's allocations */
+    /* the copy engine's copies (unified addressing: host or device on
+     * either side), and the MD's allocations */
     int (*memcpy_async)(unsigned long long dst, unsigned long long src,
                         size_t length, void *stream);
     int (*mem_alloc)(unsigned long long *dptr, size_t length);

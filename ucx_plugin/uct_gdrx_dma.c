@@ -206,12 +206,9 @@ static ucs_status_t uct_gdrx_dma_stream_get(uct_gdrx_dma_t *dma,
     return status;
 }
 
-/* One copy on the interface's stream of the context dev_addr belongs to,
- * waited for: cuMemcpyDtoHAsync into host memory (dtoh), else
- * cuMemcpyAsync (unified addressing: host or device on either side). */
-static ucs_status_t uct_gdrx_dma_run(uct_gdrx_dma_t *dma, void *dst,
-                                     const void *src, size_t length,
-                                     uint64_t dev_addr, int dtoh)
+ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
+                               const void *src, size_t length,
+                               uint64_t dev_addr)
 {
     const uct_gdrx_cuda_api_t *cuda = uct_gdrx_cuda_api();
     void *stream = NULL;
@@ -231,10 +228,8 @@ static ucs_status_t uct_gdrx_dma_run(uct_gdrx_dma_t *dma, void *dst,
 
     status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, dev_addr, &stream);
     if (status == UCS_OK) {
-        ret = dtoh ? cuda->memcpy_dtoh_async(dst, (uintptr_t)src, length,
-                                             stream) :
-                     cuda->memcpy_async((uintptr_t)dst, (uintptr_t)src,
-                                        length, stream);
+        ret = cuda->memcpy_async((uintptr_t)dst, (uintptr_t)src, length,
+                                 stream);
         if (ret == 0) {
             ret = cuda->stream_synchronize(stream);
         }
@@ -253,13 +248,6 @@ static ucs_status_t uct_gdrx_dma_run(uct_gdrx_dma_t *dma, void *dst,
 ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
                                       uint64_t src, size_t length)
 {
-    return uct_gdrx_dma_run(dma, dst, (const void*)(uintptr_t)src, length,
-                            src, 1);
-}
-
-ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
-                               const void *src, size_t length,
-                               uint64_t dev_addr)
-{
-    return uct_gdrx_dma_run(dma, dst, src, length, dev_addr, 0);
+    return uct_gdrx_dma_copy(dma, dst, (const void*)(uintptr_t)src, length,
+                             src);
 }

@@ -311,10 +311,11 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
     ucs_status_t status;
     size_t i, n, stride;
     uint8_t *buffer;
-    void *mapped;
 
+    /* the whole remote range before the first copy: a bad one changes
+     * nothing */
     if ((key->kind != UCT_GDRX_MEM_KIND_HOST) && (total > 0)) {
-        status = uct_gdrx_ep_key_map(key, remote_addr, total, &mapped);
+        status = uct_gdrx_ep_key_check(key, remote_addr, total);
         if (status != UCS_OK) {
             return status;
         }

@@ -52,17 +52,30 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr);
 
 
-/* The CPU address of [remote_addr, remote_addr + length) in the key's
- * mapping: the one remote range check of every keyed copy, by the CPU or
- * by the copy engine (which libgdrx's own check does not cover). */
+/* The one remote range check of every keyed copy, by the CPU or by the
+ * copy engine (which libgdrx's own check does not cover). */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
-                    size_t length, void **mapped_p)
+uct_gdrx_ep_key_check(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                      size_t length)
 {
     if (ucs_unlikely(!uct_gdrx_range_holds(key->dptr, key->length,
                                            remote_addr, length))) {
         uct_gdrx_ep_out_of_range(key, remote_addr, length);
         return UCS_ERR_OUT_OF_RANGE;
+    }
+    return UCS_OK;
+}
+
+/* The CPU address of [remote_addr, remote_addr + length) in the key's
+ * mapping, once the range is checked. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                    size_t length, void **mapped_p)
+{
+    ucs_status_t status = uct_gdrx_ep_key_check(key, remote_addr, length);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
     }
 
     *mapped_p = (void*)(uintptr_t)(key->cpu_ptr + (remote_addr - key->dptr));

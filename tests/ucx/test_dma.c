@@ -83,73 +83,89 @@ static void ut_dma_setenv(void)
     setenv("UCX_GDRX_DMA_THRESH", "4k", 1);
 }
 
+/* Where most cases start: the copy engine from 4k on, GPU 0's context
+ * current (ctx), an open UCT, one registered buffer d of pattern seed, and
+ * the host buffer of ut_dma_get. */
+struct ut_dma {
+    struct ut_uct u;
+    struct ut_reg r;
+    CUcontext     ctx;
+    CUdeviceptr   d;
+    uint8_t       *host;
+};
+
+/* 0, or -1 where there is no GPU (tc_setup said so). */
+static int ut_dma_start(struct ut_dma *t, uint32_t seed)
+{
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return -1;
+    }
+    t->host = malloc(UT_LEN + 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t->host);
+    t->ctx = NULL;
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&t->ctx), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&t->u), 0);
+    t->d = ut_dma_buffer(&t->u, seed, &t->r);
+    return 0;
+}
+
+/* The end of those cases: no stream outlives the interface, and the copy
+ * engine made dma_count copies. */
+static void ut_dma_finish(struct ut_dma *t, uint64_t dma_count)
+{
+    ut_dereg(&t->u, &t->r);
+    ut_close(&t->u);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+    CU_ASSERT_EQUAL(ut_counter(t->u.stats, "iface get_dma", "count"),
+                    dma_count);
+    tc_free(t->d);
+    free(t->host);
+}
+
 /* Each copy on the interface's own non-blocking stream, the same one every
  * time; the stream goes with the interface. */
 static void test_dma_own_stream(void)
 {
-    uint8_t *host = malloc(UT_LEN + 2);
-    CUcontext ctx = NULL;
     CUstream first, again;
-    struct ut_uct u;
-    struct ut_reg r;
-    CUdeviceptr d;
+    struct ut_dma t;
     int ok;
 
-    ut_dma_setenv();
-    if (tc_setup(0) != 0) {
+    if (ut_dma_start(&t, 11) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    d = ut_dma_buffer(&u, 11, &r);
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 11, host, &ok), UCS_OK);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 11, t.host, &ok), UCS_OK);
     CU_ASSERT(ok);
-    first = ut_dma_check_copy(host, d, ctx);
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 11, host, &ok), UCS_OK);
+    first = ut_dma_check_copy(t.host, t.d, t.ctx);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 11, t.host, &ok), UCS_OK);
     CU_ASSERT(ok);
-    again = ut_dma_check_copy(host, d, ctx);
+    again = ut_dma_check_copy(t.host, t.d, t.ctx);
     CU_ASSERT_PTR_EQUAL(again, first);
     CU_ASSERT_EQUAL(tsim.live_streams(), 1);
-    ut_dereg(&u, &r);
-    ut_close(&u);
-    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 2);
-    tc_free(d);
-    free(host);
+    ut_dma_finish(&t, 2);
 }
 
 /* No context current in the calling thread: the copy engine still works,
  * in the buffer's context, and the thread is left as it was. */
 static void test_dma_no_context(void)
 {
-    uint8_t *host = malloc(UT_LEN + 2);
-    CUcontext ctx = NULL, cur = NULL;
-    struct ut_uct u;
-    struct ut_reg r;
-    CUdeviceptr d;
+    CUcontext cur = NULL;
+    struct ut_dma t;
     int ok;
 
-    ut_dma_setenv();
-    if (tc_setup(0) != 0) {
+    if (ut_dma_start(&t, 12) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    d = ut_dma_buffer(&u, 12, &r);
     CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(NULL), CUDA_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
     CU_ASSERT_PTR_NULL_FATAL(cur);
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 12, host, &ok), UCS_OK);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 12, t.host, &ok), UCS_OK);
     CU_ASSERT(ok);
-    ut_dma_check_copy(host, d, ctx);
+    ut_dma_check_copy(t.host, t.d, t.ctx);
     CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
     CU_ASSERT_PTR_NULL(cur);
-    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
-    ut_dereg(&u, &r);
-    ut_close(&u);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
-    tc_free(d);
-    free(host);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(t.ctx), CUDA_SUCCESS);
+    ut_dma_finish(&t, 1);
 }
 
 /* A buffer of GPU 1 copied while GPU 0's context is current: in GPU 1's
@@ -210,74 +226,52 @@ static void test_dma_cuda_error(void)
     } faults[] = {
         {"cuStreamCreate",         CUDA_ERROR_OUT_OF_MEMORY,  0},
         {"cuPointerGetAttributes", CUDA_ERROR_INVALID_VALUE,  0},
-        {"cuMemcpyDtoHAsync",      CUDA_ERROR_LAUNCH_FAILED,  0},
+        {"cuMemcpyAsync",          CUDA_ERROR_LAUNCH_FAILED,  0},
         {"cuStreamSynchronize",    CUDA_ERROR_ILLEGAL_ADDRESS, 1}
     };
-    uint8_t *host = malloc(UT_LEN + 2);
-    struct ut_uct u;
-    struct ut_reg r;
-    CUdeviceptr d;
+    struct ut_dma t;
     size_t i;
     int ok;
 
-    ut_dma_setenv();
-    if (tc_setup(0) != 0) {
+    if (ut_dma_start(&t, 13) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    d = ut_dma_buffer(&u, 13, &r);
     for (i = 0; i < sizeof(faults) / sizeof(faults[0]); ++i) {
         CU_ASSERT_EQUAL(tsim.fail_next(faults[i].function, faults[i].error, 1), 0);
-        CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 13, host, &ok), UCS_ERR_IO_ERROR);
+        CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 13, t.host, &ok),
+                        UCS_ERR_IO_ERROR);
         if (!faults[i].data_written) {
-            CU_ASSERT_EQUAL(host[1], 0x5a);
-            CU_ASSERT_EQUAL(host[UT_LEN], 0x5a);
+            CU_ASSERT_EQUAL(t.host[1], 0x5a);
+            CU_ASSERT_EQUAL(t.host[UT_LEN], 0x5a);
         }
         tsim.fail_next(faults[i].function, CUDA_SUCCESS, 0);
     }
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 13, host, &ok), UCS_OK);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 13, t.host, &ok), UCS_OK);
     CU_ASSERT(ok);
-    ut_dereg(&u, &r);
-    ut_close(&u);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
-    tc_free(d);
-    free(host);
+    ut_dma_finish(&t, 1);
 }
 
 /* cudaDeviceReset: the context is made again, its streams are gone; the
  * next copy makes a new stream instead of using the dead one. */
 static void test_dma_context_reset(void)
 {
-    uint8_t *host = malloc(UT_LEN + 2);
-    CUcontext ctx = NULL;
-    struct ut_uct u;
-    struct ut_reg r;
-    CUdeviceptr d;
+    struct ut_dma t;
     int ok;
 
-    ut_dma_setenv();
-    if (tc_setup(0) != 0) {
+    if (ut_dma_start(&t, 14) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    d = ut_dma_buffer(&u, 14, &r);
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 14, host, &ok), UCS_OK);
-    ut_dereg(&u, &r);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 14, t.host, &ok), UCS_OK);
+    ut_dereg(&t.u, &t.r);
     CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(tsim.live_streams(), 0);
 
-    d = ut_dma_buffer(&u, 15, &r);
-    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, d, 15, host, &ok), UCS_OK);
+    t.d = ut_dma_buffer(&t.u, 15, &t.r);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 15, t.host, &ok), UCS_OK);
     CU_ASSERT(ok);
-    ut_dma_check_copy(host, d, ctx);
+    ut_dma_check_copy(t.host, t.d, t.ctx);
     CU_ASSERT_EQUAL(tsim.live_streams(), 1);
-    ut_dereg(&u, &r);
-    ut_close(&u);
-    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 2);
-    tc_free(d);
-    free(host);
+    ut_dma_finish(&t, 2);
 }
 
 /* Memory gdrx could not pin (every pin refused: a full BAR) is copied on
