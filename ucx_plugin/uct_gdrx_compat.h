@@ -138,12 +138,19 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
  * Releases before 1.22 look no further than the memory type that UCX's
  * allocation events already put there. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
-#  define uct_gdrx_memtype_cache_update(_base, _size) \
-    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, \
-                             UCS_SYS_DEVICE_ID_UNKNOWN, UCS_MEM_FLAG_REGISTRABLE)
+#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
+    ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev, \
+                             UCS_MEM_FLAG_REGISTRABLE)
 #else
-#  define uct_gdrx_memtype_cache_update(_base, _size) \
+#  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
     do { (void)(_base); (void)(_size); } while (0)
+#endif
+
+/* The system device that entry names: none.  tests/gpu/ucx_runs.sh's
+ * "small" mode builds a plugin that names cuda_copy's device instead
+ * (-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV), to run OSU's data check with it. */
+#ifndef UCT_GDRX_MEMTYPE_CACHE_SYS_DEV
+#  define UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(_cu_device) UCS_SYS_DEVICE_ID_UNKNOWN
 #endif
 
 /* component.rkey_unpack: a params struct was added in 1.19. */

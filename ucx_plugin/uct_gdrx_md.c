@@ -225,7 +225,9 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
 
     if (md->events) {
         /* its free removes the entry (uct_gdrx_compat.h says what it holds) */
-        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size);
+        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
+                                      UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(
+                                              info.device));
     }
 
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {

@@ -5,7 +5,8 @@
 # (its headers and config.h are enough).  libgdrx comes from
 # $GDRX_GPU_BUILD (tests/gpu/build.sh builds it there when missing).
 # UCX_VERSION (default MAJOR.MINOR.0 of the tree) is the release recorded
-# in the plugin.  Prints the flags it used, for the caller's UCXF/UCX_LIBS.
+# in the plugin; PLUGIN_CFLAGS, more compiler flags (an experiment's
+# macros).  Prints the flags it used, for the caller's UCXF/UCX_LIBS.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 UCX_SRC=$(cd "${1:?usage: build_plugin.sh UCX_SRC UCX_LIBDIR OUTDIR}" && pwd)
@@ -29,7 +30,8 @@ mkdir -p "$OUTDIR"
 # shellcheck disable=SC2086 # flag lists
 gcc -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter \
     -Wno-cast-function-type -I"$SRC/libgdr/include" -isystem "$UCX_SRC/src" \
-    -isystem "$UCX_SRC" $flags -DGDRX_UCX_BUILD_VERSION="\"$ver\"" "$SRC"/ucx_plugin/*.c \
+    -isystem "$UCX_SRC" $flags ${PLUGIN_CFLAGS:-} -DGDRX_UCX_BUILD_VERSION="\"$ver\"" \
+    "$SRC"/ucx_plugin/*.c \
     -o "$OUTDIR/libuct_gdrx.so.0" -Wl,-soname,libuct_gdrx.so.0 -L"$B" -l:libgdrx.so.0 \
     -L"$UCX_LIBDIR" -l:libuct.so.0 -l:libucs.so.0 -l:libucm.so.0 -ldl -pthread -Wl,-rpath,"$B"
 echo "UCX_VERSION=$ver"

@@ -15,13 +15,18 @@
 #                 against sm,cuda_copy,gdrx: OSU's data check (-c) first, then
 #                 small sizes and the whole range alternating, without then
 #                 with MPS; ucx_perftest -t tag_lat -m cuda -s 8 / 1024 through both
+#       small     why gdrx and gdr_copy differ at 128-512 B: the protocols
+#                 UCP uses with each (proto.txt), alternating runs of both
+#                 and of gdrx given gdr_copy's performance estimates; then a
+#                 plugin whose memory-type cache entries name cuda_copy's
+#                 device, under OSU's data check first (no MPS)
 #       churn     tests/mpi/gdrx_mpi_latency 8 B, with and without -r 100,
 #                 alternating three times (UCX 1.16, sm,gdrx)
 #       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
 #                 gdrdrv: the job must run on cuda_copy
-# Output in $OUT (osu.txt, perftest.txt, churn.txt, build.txt).
+# Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|churn|aside}
+MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|churn|aside}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -39,19 +44,20 @@ plugin 118 "${UCX_SRC_118:-}" "${UCX_PREFIX_118:-}/lib"
 plugin 116 "${UCX_SRC_116:-}" /usr/lib/x86_64-linux-gnu 1.16.0
 
 # mpi NAME UCX(122|118|116) TLS PROGRAM ARGS...: two ranks on one GPU,
-# the plugin preloaded when TLS names gdrx.
+# the plugin (PLUGIN, default the one built for that UCX) preloaded when TLS
+# names gdrx; EXTRA: more mpirun arguments; output to $O/${MPI_OUT:-osu.txt}.
 mpi() {
-    local name=$1 u=$2 tls=$3 libs pre=""
+    local name=$1 u=$2 tls=$3 libs pre="" out=$O/${MPI_OUT:-osu.txt}
     shift 3
     if [ "$u" = 116 ]; then libs=$B; else eval "libs=\${UCX_PREFIX_$u}/lib:$B"; fi
-    [[ $tls == *gdrx* ]] && pre=/tmp/p$u/libuct_gdrx.so.0
-    echo "### $name UCX $u UCX_TLS=$tls $*" >>"$O/osu.txt"
+    [[ $tls == *gdrx* ]] && pre=${PLUGIN:-/tmp/p$u/libuct_gdrx.so.0}
+    echo "### $name UCX $u UCX_TLS=$tls ${EXTRA:-} $*" >>"$out"
     env LD_LIBRARY_PATH="$libs" LD_PRELOAD="$pre" UCX_TLS="$tls" GDRX_BACKEND=nvrm timeout 60 \
         mpirun -np 2 --allow-run-as-root --bind-to core --map-by core --mca pml ucx \
         --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self,vader \
         -x LD_LIBRARY_PATH -x LD_PRELOAD -x UCX_TLS -x GDRX_BACKEND ${EXTRA:-} "$@" 2>&1 |
-        grep -v '^$' | tr -s ' ' >>"$O/osu.txt"
-    echo "rc ${PIPESTATUS[0]}" >>"$O/osu.txt"
+        grep -v '^$' | tr -s ' ' >>"$out"
+    echo "rc ${PIPESTATUS[0]}" >>"$out"
 }
 
 # perftest NAME TLS ARGS...: ucx_perftest server and client on UCX 1.22.
@@ -101,6 +107,27 @@ gdrcopy() {
     done
 }
 
+M="${OSU_DIR:-}/osu_latency -d cuda -m 64:1024 -i 3000 -x 300 D D"
+# gdr_copy's default estimates (UCX 1.22's UCX_GDR_COPY_LAT and _BW)
+GDR_COPY_EST="-x UCX_GDRX_GET_LAT=1.4us -x UCX_GDRX_PUT_LAT=0.4us"
+GDR_COPY_EST="$GDR_COPY_EST -x UCX_GDRX_GET_BW=250MBs -x UCX_GDRX_PUT_BW=6911MBs"
+small() {
+    local p="${OSU_DIR:-}/osu_latency -d cuda -m 128:512 -i 200 -x 20 D D"
+    MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used" mpi proto-gdrcopy 122 sm,cuda_copy,gdr_copy $p
+    MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used" mpi proto-gdrx 122 sm,cuda_copy,gdrx $p
+    MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used $GDR_COPY_EST" \
+        mpi proto-gdrx-est 122 sm,cuda_copy,gdrx $p
+    for i in 1 2 3; do
+        mpi "small-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $M
+        mpi "small-gdrx$i" 122 sm,cuda_copy,gdrx $M
+        EXTRA="$GDR_COPY_EST" mpi "small-gdrx-est$i" 122 sm,cuda_copy,gdrx $M
+    done
+    PLUGIN_CFLAGS='-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV(d)=uct_gdrx_cuda_sys_dev(d)' \
+        plugin 122dev "${UCX_SRC_122:?}" "${UCX_PREFIX_122:?}/lib"
+    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi valid-cachedev 122 sm,cuda_copy,gdrx $V
+    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi small-cachedev 122 sm,cuda_copy,gdrx $M
+}
+
 case "$MODE" in
 versions) with_mps versions ;;
 gdrcopy)
@@ -111,6 +138,7 @@ gdrcopy)
         perftest gdrx sm,cuda_copy,gdrx -t tag_lat -m cuda -s $s -n 20000
     done
     with_mps gdrcopy ;;
+small) small ;;
 churn)
     mkdir -p /tmp/mp
     mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$SRC/tests/gpu" \
@@ -124,5 +152,5 @@ churn)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|gdrcopy|churn|aside" >&2; exit 2 ;;
+*) echo "usage: $0 versions|gdrcopy|small|churn|aside" >&2; exit 2 ;;
 esac
