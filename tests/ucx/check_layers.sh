@@ -41,6 +41,11 @@ result() {
     if [ "$1" = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 }
 
+# verdict NAME BAD: NAME passes when BAD (what was found wrong) is empty.
+verdict() {
+    if [ -z "$2" ]; then result PASS "$1"; else result FAIL "$1:$2"; fi
+}
+
 finish() {
     [ -n "$results" ] && echo "check-ucx-layers $pass $fail" >> "$results"
     echo "$pass passed, $fail failed"
@@ -94,11 +99,7 @@ for p in "$src"/*.c "$src"/*.h; do
     f=${p##*/}
     [ -n "$(layer_of "$f")" ] || bad="$bad $f (in no layer)"
 done
-if [ -z "$bad" ]; then
-    result PASS layers:list
-else
-    result FAIL "layers:list:$bad"
-fi
+verdict layers:list "$bad"
 
 # layers:include:FILE
 : > "$work/include-edges"
@@ -116,11 +117,7 @@ for p in "$src"/*.c "$src"/*.h; do
             bad="$bad $h (layer $(name_of "$h"), above $(name_of "$f"))"
         fi
     done
-    if [ -z "$bad" ]; then
-        result PASS "layers:include:$f"
-    else
-        result FAIL "layers:include:$f:$bad"
-    fi
+    verdict "layers:include:$f" "$bad"
 done
 
 # layers:calls:FILE.c: "symbol file" of every global definition, then the
@@ -162,11 +159,7 @@ if [ -s "$work/objects" ]; then
                 bad="$bad $s (of $d, layer $(name_of "$d"), above $(name_of "$f"))"
             fi
         done
-        if [ -z "$bad" ]; then
-            result PASS "layers:calls:$f"
-        else
-            result FAIL "layers:calls:$f:$bad"
-        fi
+        verdict "layers:calls:$f" "$bad"
     done < "$work/objects"
 fi
 
@@ -208,11 +201,7 @@ for p in "$src"/*.h; do
             bad="$bad names $s (of $d, layer $(name_of "$d"), above $(name_of "$f"))"
         fi
     done < "$work/names"
-    if [ -z "$bad" ]; then
-        result PASS "layers:header:$f"
-    else
-        result FAIL "layers:header:$f:$bad"
-    fi
+    verdict "layers:header:$f" "$bad"
 done
 
 # layers:acyclic:*: tsort names the files of a cycle
