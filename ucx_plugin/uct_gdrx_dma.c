@@ -244,10 +244,3 @@ ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
     uct_gdrx_dma_scope_exit(cuda, &scope);
     return status;
 }
-
-ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
-                                      uint64_t src, size_t length)
-{
-    return uct_gdrx_dma_copy(dma, dst, (const void*)(uintptr_t)src, length,
-                             src);
-}

@@ -51,18 +51,13 @@ void uct_gdrx_dma_init(uct_gdrx_dma_t *dma);
 /* Destroy the streams whose context still exists. */
 void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma);
 
-/* Copy length bytes at device address src into host memory dst and wait
- * for it: UCS_OK; UCS_ERR_UNSUPPORTED where the copy engine cannot be used
- * (no libcuda entry points, no active context for the buffer, no stream
- * slot left: the caller reads through the BAR); UCS_ERR_IO_ERROR when CUDA
- * failed (logged). */
-ucs_status_t uct_gdrx_dma_from_device(uct_gdrx_dma_t *dma, void *dst,
-                                      uint64_t src, size_t length);
-
 /* Copy length bytes from src to dst, host or device memory each (unified
  * addressing), on the stream of the context of the device address
- * dev_addr, and wait for it: how memory gdrx could not pin is copied.
- * Statuses as uct_gdrx_dma_from_device's. */
+ * dev_addr, and wait for it: GPU-to-host zcopy from the DMA threshold on,
+ * and memory gdrx could not pin.  UCS_OK; UCS_ERR_UNSUPPORTED where the
+ * copy engine cannot be used (no libcuda entry points, no active context
+ * for the buffer, no stream slot left: the caller may read through the
+ * BAR); UCS_ERR_IO_ERROR when CUDA failed (logged). */
 ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
                                const void *src, size_t length,
                                uint64_t dev_addr);

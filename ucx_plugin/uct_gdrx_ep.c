@@ -168,7 +168,8 @@ static ucs_status_t uct_gdrx_ep_read(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
             return uct_gdrx_mem_status(ret);
         }
 
-        status = uct_gdrx_dma_from_device(&iface->dma, dst, dptr, length);
+        status = uct_gdrx_dma_copy(&iface->dma, dst,
+                                   (const void*)(uintptr_t)dptr, length, dptr);
         if (status == UCS_OK) {
             uct_gdrx_iface_count(iface, UCT_GDRX_OP_DMA, UCT_GDRX_DIR_GET,
                                  length);

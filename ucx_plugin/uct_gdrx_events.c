@@ -163,10 +163,8 @@ void uct_gdrx_events_put(void)
     int ret;
 
     pthread_mutex_lock(&uct_gdrx_events_lock);
-    /* BRIDGED and UCX_HOOKS both come with our subscription */
     if ((--uct_gdrx_events_refcount == 0) &&
-        ((uct_gdrx_events_state == UCT_GDRX_EVENTS_BRIDGED) ||
-         (uct_gdrx_events_state == UCT_GDRX_EVENTS_UCX_HOOKS))) {
+        uct_gdrx_events_state_hears_frees(uct_gdrx_events_state)) {
         ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
         if (ret != 0) {
             ucs_warn("gdrx: ending the CUDA event subscription failed: %s",

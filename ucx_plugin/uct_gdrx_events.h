@@ -18,6 +18,14 @@ typedef enum uct_gdrx_events_state {
     UCT_GDRX_EVENTS_UNAVAILABLE = 3  /**< nobody: validate cache hits */
 } uct_gdrx_events_state_t;
 
+/* BRIDGED and UCX_HOOKS: gdrx's subscription is on, and every rcache hears
+ * of frees. */
+static inline int uct_gdrx_events_state_hears_frees(uct_gdrx_events_state_t state)
+{
+    return (state == UCT_GDRX_EVENTS_BRIDGED) ||
+           (state == UCT_GDRX_EVENTS_UCX_HOOKS);
+}
+
 
 typedef struct uct_gdrx_events_counters {
     uint64_t alloc_dispatched;

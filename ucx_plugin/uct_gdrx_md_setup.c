@@ -82,8 +82,7 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md, char *why,
      * the buffer id */
     md->events_state = md->setup.mem_events ? uct_gdrx_events_get() :
                                               UCT_GDRX_EVENTS_OFF;
-    md->events       = (md->events_state == UCT_GDRX_EVENTS_BRIDGED) ||
-                       (md->events_state == UCT_GDRX_EVENTS_UCX_HOOKS);
+    md->events       = uct_gdrx_events_state_hears_frees(md->events_state);
 
     status = uct_gdrx_md_open_ctx(md, why, why_len);
     if (status != UCS_OK) {

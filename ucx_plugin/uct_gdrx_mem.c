@@ -55,8 +55,6 @@ ucs_status_t uct_gdrx_mem_status(int err)
     }
 }
 
-/* Host unless libgdrx knows the address as CUDA device memory (no CUDA
- * loaded in the process: host). */
 /* What gdrx_mem_query answers for memory that is not CUDA device memory
  * (or where no GPU is there to own it). */
 static UCS_F_ALWAYS_INLINE int uct_gdrx_mem_query_is_host(int ret)
@@ -64,6 +62,8 @@ static UCS_F_ALWAYS_INLINE int uct_gdrx_mem_query_is_host(int ret)
     return (ret == -ENOENT) || (ret == -ENODEV);
 }
 
+/* Host unless libgdrx knows the address as CUDA device memory (no CUDA
+ * loaded in the process: host). */
 int uct_gdrx_mem_is_host(void *address, size_t length)
 {
     struct gdrx_mem_info info;

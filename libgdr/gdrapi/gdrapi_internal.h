@@ -76,19 +76,22 @@ static inline void *gdrapi_map_base(const struct gdrx_pin_info *info, void *cpu_
     return (char *)cpu_ptr - (info->dptr - info->pinned_base);
 }
 
-/* What to pin for gdr_pin_buffer(addr, size) (range.c).  Where the request
- * reaches past one allocation, span_len is not 0: a span of the GPU pages
- * [addr & GPU_PAGE_MASK, round up(addr + size)) from its first allocated
- * byte.  dptr/len: the part of those pages in the one CUDA allocation the
- * request is for, pinned when there is no span or the backend refuses it. */
+/* A gdrx pin of [dptr, dptr + len) with gdrx pin flags (range.c). */
 struct gdrapi_range {
-    uint64_t span_dptr;
-    size_t   span_len;
     uint64_t dptr;
     size_t   len;
+    uint32_t flags;
 };
 
-/* 0 or a gdrcopy error. */
+/* What gdr_pin_buffer(addr, size) pins first: the part of the GPU pages
+ * [addr & GPU_PAGE_MASK, round up(addr + size)) in the one CUDA allocation
+ * that holds the request, or, where it reaches past one allocation, a
+ * GDRX_PIN_FLAG_SPAN pin of those pages from their first allocated byte.
+ * 0 or a gdrcopy error. */
 int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r);
+
+/* Where the backend refused that span: the part of the pages in the one
+ * allocation the request is for.  0 or a gdrcopy error. */
+int gdrapi_fallback_range(uint64_t addr, size_t size, struct gdrapi_range *r);
 
 #endif /* GDRAPI_INTERNAL_H */

@@ -27,13 +27,15 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
     int rc = gdrapi_pin_range(addr, size, &r);
     if (rc)
         return rc;
-    rc = -EINVAL;
-    if (r.span_len)
-        rc = gdrx_pin(gdrapi_ctx(g), r.span_dptr, r.span_len, GDRX_PIN_FLAG_SPAN, &p);
-    /* no span, or one the backend cannot pin as one piece: the allocation
-     * the request is for; any other error is the caller's */
-    if (rc == -EINVAL || rc == -EOPNOTSUPP)
-        rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, GDRX_PIN_FLAG_DEFAULT, &p);
+    rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags, &p);
+    /* a span the backend cannot pin as one piece: the allocation the
+     * request is for; any other error is the caller's */
+    if ((rc == -EINVAL || rc == -EOPNOTSUPP) && r.flags == GDRX_PIN_FLAG_SPAN) {
+        rc = gdrapi_fallback_range(addr, size, &r);
+        if (rc)
+            return rc;
+        rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags, &p);
+    }
     if (rc)
         return gdrapi_err(rc);
     *handle = gdrapi_mh(p);

@@ -97,35 +97,53 @@ static int best_allocation(uint64_t addr, uint64_t end, unsigned *budget,
     return best_fit >= 0 ? 0 : EINVAL;
 }
 
+/* r: the part of the pages [addr & GPU_PAGE_MASK, page_end) in
+ * allocation a. */
+static void one_allocation(uint64_t addr, uint64_t page_end, const struct gdrx_mem_info *a,
+                           struct gdrapi_range *r)
+{
+    r->dptr = max_u64(addr & GPU_PAGE_MASK, a->base);
+    r->len = (size_t)(min_u64(page_end, a->base + a->size) - r->dptr);
+    r->flags = GDRX_PIN_FLAG_DEFAULT;
+}
+
+static uint64_t page_end_of(uint64_t end)
+{
+    return (end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
+}
+
 int gdrapi_pin_range(uint64_t addr, size_t size, struct gdrapi_range *r)
 {
     /* The end, rounded up to a GPU page, must not wrap. */
     if (size == 0 || addr > UINT64_MAX - GPU_PAGE_OFFSET - size)
         return EINVAL;
     uint64_t end = addr + size;
-    uint64_t page_end = (end + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
     uint64_t first = addr;
     unsigned budget = RANGE_MAX_LOOKUPS;
     struct gdrx_mem_info a;
     int rc = first_allocated(addr, end, &budget, &first, &a);
-    if (rc && rc != -ENOENT)
+    if (rc == -ENOENT)
+        return EINVAL; /* no byte of the request is device memory */
+    if (rc)
         return gdrapi_err(rc);
-    if (rc == 0 && end - a.base <= a.size) {
+    if (end - a.base <= a.size) {
         /* The usual case: the request lies in one allocation. */
-        r->dptr = max_u64(addr & GPU_PAGE_MASK, a.base);
-        r->len = (size_t)(min_u64(page_end, a.base + a.size) - r->dptr);
-        r->span_len = 0;
+        one_allocation(addr, page_end_of(end), &a, r);
         return 0;
     }
-    /* Past it (or none holds its first bytes): the span first, and the
-     * allocation it was rounded out from should the backend refuse. */
-    r->span_len = rc == 0 ? (size_t)(page_end - first) : 0;
-    r->span_dptr = first;
-    budget = RANGE_MAX_LOOKUPS;
-    rc = best_allocation(addr, end, &budget, &a);
+    r->dptr = first;
+    r->len = (size_t)(page_end_of(end) - first);
+    r->flags = GDRX_PIN_FLAG_SPAN;
+    return 0;
+}
+
+int gdrapi_fallback_range(uint64_t addr, size_t size, struct gdrapi_range *r)
+{
+    unsigned budget = RANGE_MAX_LOOKUPS;
+    struct gdrx_mem_info a;
+    int rc = best_allocation(addr, addr + size, &budget, &a);
     if (rc)
         return rc;
-    r->dptr = max_u64(addr & GPU_PAGE_MASK, a.base);
-    r->len = (size_t)(min_u64(page_end, a.base + a.size) - r->dptr);
+    one_allocation(addr, page_end_of(addr + size), &a, r);
     return 0;
 }

@@ -28,10 +28,6 @@ struct gdrx_pin_req {
     size_t   alloc_size;
     uint64_t win_base;    /* dptr rounded down to GDRX_GPU_PAGE_SIZE */
     size_t   win_size;    /* covers [dptr, dptr+len), multiple of page size */
-    uint64_t guard_base;  /* CUDA frees overlapping this range revoke the */
-    size_t   guard_size;  /* pin: the allocation, with a SPAN's request (the
-                           * mapping's pages around it are not guarded, as
-                           * copies never reach them) */
     int      device;      /* CUDA ordinal owning the memory */
     uint64_t buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time */
     uint32_t flags;       /* GDRX_PIN_FLAG_* */
@@ -43,6 +39,16 @@ static inline int gdrx_pin_req_spans(const struct gdrx_pin_req *req)
 {
     return req->len > req->alloc_size ||
            req->dptr - req->alloc_base > req->alloc_size - req->len;
+}
+
+/* CUDA frees overlapping [alloc_base, this) revoke the pin: its allocation,
+ * and a SPAN's request past it (the mapping's pages around them are not
+ * guarded, as copies never reach them). */
+static inline uint64_t gdrx_pin_req_guard_end(const struct gdrx_pin_req *req)
+{
+    uint64_t end = req->dptr + req->len, alloc_end = req->alloc_base + req->alloc_size;
+
+    return end > alloc_end ? end : alloc_end;
 }
 
 /** A backend's pin, filled by pin() and map(). */

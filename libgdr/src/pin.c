@@ -121,10 +121,6 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
         return -EINVAL;
     req->alloc_base = base;
     req->alloc_size = size;
-    req->guard_base = base;
-    req->guard_size = size;
-    if (end > base + size)
-        req->guard_size = end - base; /* a SPAN: its neighbours' frees too */
     req->win_base = req->dptr & ~(GDRX_GPU_PAGE_SIZE - 1);
     req->win_size = ((end + GDRX_GPU_PAGE_SIZE - 1) & ~(GDRX_GPU_PAGE_SIZE - 1)) - req->win_base;
 
@@ -182,7 +178,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
 
     /* Findable by the free hook before the backend pins: a free racing
      * with this pin waits for pin->lock and then revokes it. */
-    int rc = gdrx_pin_index_add(pin, *id, req->guard_base, req->guard_base + req->guard_size);
+    int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, gdrx_pin_req_guard_end(req));
     if (rc)
         goto err_slot;
     gdrx_fork_hold(); /* a backend may map while it pins (dmabuf's probe) */
@@ -203,7 +199,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
             ctx->ops->unpin(ctx->bctx, &pin->bp);
     }
     if (rc) {
-        gdrx_pin_index_remove(pin, *id, req->guard_base);
+        gdrx_pin_index_remove(pin, *id, req->alloc_base);
         goto err_slot;
     }
     gdrx_pin_on_pinned(pin);

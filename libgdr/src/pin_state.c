@@ -138,7 +138,7 @@ int gdrx_pin_on_unmap(struct gdrx_pin *pin)
 static void release_backend_pin(struct gdrx_pin *pin)
 {
     gdrx_pin_index_remove(pin, atomic_load_explicit(&pin->h.live_id, memory_order_relaxed),
-                          pin->req.guard_base);
+                          pin->req.alloc_base);
     int rc = pin->ops->unpin(pin->bctx, &pin->bp);
     if (rc)
         gdrx_warn("backend %s: unpin failed: %d", pin->ops->name, rc);

@@ -73,8 +73,8 @@ static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64
 
     pthread_mutex_lock(&pin->lock);
     const struct gdrx_pin_req *req = &pin->req;
-    if (gdrx_ht_is_live(&pin->h, ref->id) && req->guard_base < hi &&
-        req->guard_base + req->guard_size > lo) {
+    if (gdrx_ht_is_live(&pin->h, ref->id) && req->alloc_base < hi &&
+        gdrx_pin_req_guard_end(req) > lo) {
         gdrx_info("CUDA frees [%#llx, %#llx): revoking the pin of [%#llx, +%zu)",
                   (unsigned long long)lo, (unsigned long long)hi,
                   (unsigned long long)req->dptr, req->len);

@@ -33,6 +33,7 @@ int tc_load(void)
     LOAD(Init, "cuInit");
     LOAD(DeviceGet, "cuDeviceGet");
     LOAD(DeviceGetCount, "cuDeviceGetCount");
+    LOAD(DeviceGetAttribute, "cuDeviceGetAttribute");
     LOAD(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     LOAD(DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2");
     LOAD(CtxSetCurrent, "cuCtxSetCurrent");

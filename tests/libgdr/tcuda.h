@@ -26,6 +26,7 @@ struct tcuda {
     __typeof__(&cuInit)                   Init;
     __typeof__(&cuDeviceGet)              DeviceGet;
     __typeof__(&cuDeviceGetCount)         DeviceGetCount;
+    __typeof__(&cuDeviceGetAttribute)     DeviceGetAttribute;
     __typeof__(&cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
     __typeof__(&cuDevicePrimaryCtxReset)  DevicePrimaryCtxReset;
     __typeof__(&cuCtxSetCurrent)          CtxSetCurrent;

@@ -29,6 +29,31 @@ static uint64_t pin_count(gdrx_t g)
     return n;
 }
 
+/* A refused pin left nothing: no handle, and no pin in the context. */
+static void assert_nothing_pinned(gdrx_t g, gdrx_pin_t pin)
+{
+    CU_ASSERT_EQUAL(pin.id, 0);
+    CU_ASSERT_EQUAL(pin_count(g), 0);
+}
+
+/* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS of the allocation at p. */
+static unsigned int sync_memops(CUdeviceptr p)
+{
+    unsigned int sync = 7;
+
+    CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p),
+                    CUDA_SUCCESS);
+    return sync;
+}
+
+/* Free those of the n buffers at p that were made. */
+static void free_made(CUdeviceptr *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i])
+            tc_free(p[i]);
+}
+
 /* Three small buffers packed together (sub-allocations); 0 if the
  * allocator did not put them in one GPU page, after saying so. */
 static int three_neighbours(CUdeviceptr p[3])
@@ -49,9 +74,7 @@ static int three_neighbours(CUdeviceptr p[3])
 static void span_finish(gdrx_t g, CUdeviceptr p[3])
 {
     CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    for (int i = 0; i < 3; i++)
-        if (p[i])
-            tc_free(p[i]);
+    free_made(p, 3);
 }
 
 /* Their start: CUDA set up, a context open, the buffers made; -1 (nothing
@@ -79,8 +102,7 @@ static void test_span_flags(void)
     CUdeviceptr a = tc_alloc(4 * KiB);
     CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, 2, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, GDRX_PIN_FLAG_SPAN | 0x80000000u, &pin), -EINVAL);
-    CU_ASSERT_EQUAL(pin.id, 0);
-    CU_ASSERT_EQUAL(pin_count(g), 0);
+    assert_nothing_pinned(g, pin);
     /* a span that stays inside its allocation is a plain pin */
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, a + 100, 200, GDRX_PIN_FLAG_SPAN, &pin), 0);
     struct gdrx_pin_info info;
@@ -143,12 +165,8 @@ static void test_span_reaches_neighbours(void)
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(span, (char *)cpu + len, buf, 1), -ERANGE);
     /* every buffer it reaches has SYNC_MEMOPS (a cuMemcpy to it is done on
      * return, as for the buffer a plain pin holds) */
-    for (int i = 0; i < 3; i++) {
-        unsigned int sync = 0;
-        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p[i]),
-                        CUDA_SUCCESS);
-        CU_ASSERT_EQUAL(sync, 1);
-    }
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(sync_memops(p[i]), 1);
 
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, p[0], 1000, 0, &plain), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, plain, &cpu_plain), 0);
@@ -200,8 +218,7 @@ static void test_span_past_its_memory(void)
     CUdeviceptr big = tc_alloc(4 * MiB);
     CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 128 * KiB, GDRX_PIN_FLAG_SPAN, &pin),
                     -EINVAL);
-    CU_ASSERT_EQUAL(pin.id, 0);
-    CU_ASSERT_EQUAL(pin_count(g), 0);
+    assert_nothing_pinned(g, pin);
     /* the same request without the flag: the allocation's end */
     CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 128 * KiB, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, big + 4 * MiB - 4 * KiB, 4 * KiB, GDRX_PIN_FLAG_SPAN, &pin), 0);
@@ -229,28 +246,20 @@ static int two_adjacent(CUdeviceptr *a, CUdeviceptr *b)
 static void test_span_refused_changes_nothing(void)
 {
     gdrx_pin_t pin = { 0 };
-    unsigned int sync = 7;
-    CUdeviceptr a, b;
+    CUdeviceptr ab[2];
 
     if (tc_setup(0))
         return;
     gdrx_t g = tc_open();
-    if (two_adjacent(&a, &b)) {
-        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, b),
-                        CUDA_SUCCESS);
-        CU_ASSERT_EQUAL(sync, 0);
+    if (two_adjacent(&ab[0], &ab[1])) {
+        CUdeviceptr b = ab[1];
+        CU_ASSERT_EQUAL(sync_memops(b), 0);
         CU_ASSERT_EQUAL(gdrx_pin(g, b - 4 * KiB, 128 * KiB, GDRX_PIN_FLAG_SPAN, &pin), -EINVAL);
-        CU_ASSERT_EQUAL(pin.id, 0);
-        CU_ASSERT_EQUAL(pin_count(g), 0);
-        CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, b),
-                        CUDA_SUCCESS);
-        CU_ASSERT_EQUAL(sync, 0);
+        assert_nothing_pinned(g, pin);
+        CU_ASSERT_EQUAL(sync_memops(b), 0);
     }
     CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    if (a)
-        tc_free(a);
-    if (b)
-        tc_free(b);
+    free_made(ab, 2);
 }
 
 /* Neighbours allocated before the context opened (on nvrm: reached through
@@ -275,9 +284,7 @@ static void test_span_memory_before_open(void)
         CU_ASSERT(tc_check(p[2], sizeof(buf), 40));
         CU_ASSERT_EQUAL(gdrx_close(g), 0);
     }
-    for (int i = 0; i < 3; i++)
-        if (p[i])
-            tc_free(p[i]);
+    free_made(p, 3);
 }
 
 static const struct gdrx_test_case span_cases[] = {

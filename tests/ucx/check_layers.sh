@@ -85,6 +85,15 @@ fi
 
 layer_of() { awk -v f="$1" '$1 == f { print $2; exit }' "$work/map"; }
 name_of() { awk -v f="$1" '$1 == f { print $3; exit }' "$work/map"; }
+# The file of the plugin whose object defines symbol $1.
+def_of() { awk -v s="$1" '$1 == s { print $2; exit }' "$work/defs"; }
+# above LAYER TARGET FILE: "layer X, above Y" (and true) when TARGET, which
+# FILE of layer LAYER uses, lies in a higher layer.
+above() {
+    _tl=$(layer_of "$2")
+    [ -n "$_tl" ] && [ "$_tl" -gt "$1" ] || return 1
+    echo "layer $(name_of "$2"), above $(name_of "$3")"
+}
 
 # layers:list
 bad=
@@ -110,11 +119,10 @@ for p in "$src"/*.c "$src"/*.h; do
     bad=
     for h in $(sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\(uct_gdrx_[A-Za-z0-9_]*\.h\)".*/\1/p' "$p"); do
         echo "$f $h" >> "$work/include-edges"
-        hl=$(layer_of "$h")
-        if [ -z "$hl" ]; then
+        if [ -z "$(layer_of "$h")" ]; then
             bad="$bad $h (in no layer)"
-        elif [ "$hl" -gt "$l" ]; then
-            bad="$bad $h (layer $(name_of "$h"), above $(name_of "$f"))"
+        elif a=$(above "$l" "$h" "$f"); then
+            bad="$bad $h ($a)"
         fi
     done
     verdict "layers:include:$f" "$bad"
@@ -148,15 +156,14 @@ if [ -s "$work/objects" ]; then
         [ -n "$l" ] || continue
         bad=
         for s in $(nm -P "$o" | awk '$2 == "U" && $1 ~ /^uct_gdrx_/ { print $1 }'); do
-            d=$(awk -v s="$s" '$1 == s { print $2; exit }' "$work/defs")
+            d=$(def_of "$s")
             if [ -z "$d" ]; then
                 bad="$bad $s (defined by no object of the plugin)"
                 continue
             fi
             echo "$f $d" >> "$work/call-edges"
-            dl=$(layer_of "$d")
-            if [ -n "$dl" ] && [ "$dl" -gt "$l" ]; then
-                bad="$bad $s (of $d, layer $(name_of "$d"), above $(name_of "$f"))"
+            if a=$(above "$l" "$d" "$f"); then
+                bad="$bad $s (of $d, $a)"
             fi
         done
         verdict "layers:calls:$f" "$bad"
@@ -165,10 +172,8 @@ fi
 
 # layers:header:FILE.h: "DECL NAME" for each uct_gdrx_* name outside
 # comments, DECL 1 on a declaration's line (code from column 0).
-for p in "$src"/*.h; do
-    if [ ! -f "$p" ] || [ ! -s "$work/defs" ]; then
-        continue
-    fi
+[ -s "$work/defs" ] && for p in "$src"/*.h; do
+    [ -f "$p" ] || continue
     f=${p##*/} l=$(layer_of "$f")
     [ -n "$l" ] || continue
     bad=
@@ -192,13 +197,12 @@ for p in "$src"/*.h; do
             }
         }' "$p" | sort -u > "$work/names"
     while read -r decl s; do
-        d=$(awk -v s="$s" '$1 == s { print $2; exit }' "$work/defs")
+        d=$(def_of "$s")
         [ -n "$d" ] || continue
-        dl=$(layer_of "$d")
         if [ "$decl" = 1 ] && [ "$d" != "${f%.h}.c" ]; then
             bad="$bad declares $s (of $d)"
-        elif [ -n "$dl" ] && [ "$dl" -gt "$l" ]; then
-            bad="$bad names $s (of $d, layer $(name_of "$d"), above $(name_of "$f"))"
+        elif a=$(above "$l" "$d" "$f"); then
+            bad="$bad names $s (of $d, $a)"
         fi
     done < "$work/names"
     verdict "layers:header:$f" "$bad"

@@ -10,7 +10,6 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,18 +95,15 @@ static void test_backend_is_the_mds(void)
     tc_free(d);
 }
 
-/* cuDeviceGetAttribute of the loaded libcuda (tcuda has no member). */
+/* Attribute of CUDA device ordinal `device`. */
 static int ut_device_attribute(CUdevice_attribute attribute, int device)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    __typeof__(&cuDeviceGetAttribute) get;
-    int value = -1;
+    CUdevice cu_device = -1;
+    int value          = -1;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
-    *(void**)&get = dlsym(lib, "cuDeviceGetAttribute");
-    CU_ASSERT_FATAL((get != NULL) && (get(&value, attribute, device) ==
-                                      CUDA_SUCCESS));
-    dlclose(lib);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGet(&cu_device, device), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGetAttribute(&value, attribute, cu_device),
+                          CUDA_SUCCESS);
     return value;
 }
 

@@ -6,7 +6,6 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,12 +283,12 @@ static void test_host_memory(void)
  * host memory and a range past the allocation are not gdrx's. */
 static void test_mem_query(void)
 {
-    int (*get_attr)(int *, int, CUdevice) = NULL;
     uct_md_mem_attr_t attr;
     ucs_memory_info_t info;
     ucs_sys_bus_id_t bus = {0};
     ucs_sys_device_t want;
     int domain = -1, bus_nr = -1, slot = -1;
+    CUdevice cu_device = -1;
     char host[64];
     struct ut_uct u;
     CUdeviceptr d;
@@ -297,21 +296,18 @@ static void test_mem_query(void)
     if (tc_setup(0) != 0) {
         return;
     }
-    *(void**)&get_attr = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(get_attr);
-    CU_ASSERT_EQUAL_FATAL(get_attr(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(get_attr(&bus_nr, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(get_attr(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGet(&cu_device, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+                                                cu_device), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGetAttribute(&bus_nr, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+                                                cu_device), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tc.DeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+                                                cu_device), CUDA_SUCCESS);
     bus.domain = domain;
     bus.bus    = bus_nr;
     bus.slot   = slot;
 #if UCT_API >= UCT_VERSION(1, 22)
     /* cuda_copy's key since 1.22: the bus id and the CUdevice */
-    int (*device_get)(int *, int) = NULL;
-    int cu_device = -1;
-    *(void**)&device_get = dlsym(RTLD_DEFAULT, "cuDeviceGet");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(device_get);
-    CU_ASSERT_EQUAL_FATAL(device_get(&cu_device, 0), 0);
     CU_ASSERT_EQUAL_FATAL(ucs_topo_find_device_by_bus_id_and_user_value(
                                   &bus, (uintptr_t)cu_device, &want), UCS_OK);
 #else
