@@ -129,12 +129,10 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 /* What a memory query found, into UCX's memory-type cache, so that later
  * sends stop there: 1.22 queries the detecting MD on every send until the
  * allocation's entry has memory flags or a system device (0.3-0.5 us per
- * 8-byte message on the H200).  The system device is left out: with the
- * device gdrx named there (looked up by bus id alone, before
- * uct_gdrx_topo_find_cuda_device; by UCX 1.22's source a second device for
- * the GPU that cuda_copy cannot map back to it), OSU -c lost rendezvous
- * data on the H200, and without it every size passed.  An entry naming
- * cuda_copy's own device is still to be run there (docs/compat.md).
+ * 8-byte message on the H200).  The entry is the one UCX's own CUDA
+ * allocation hooks write: memory flags, no system device.  (A device looked
+ * up by bus id alone, which 1.22 keys apart from cuda_copy's, lost OSU -c
+ * rendezvous data on the H200; cuda_copy's own device passed, as did none.)
  * Releases before 1.22 look no further than the memory type that UCX's
  * allocation events already put there. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
@@ -146,9 +144,9 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
     do { (void)(_base); (void)(_size); } while (0)
 #endif
 
-/* The system device that entry names: none.  tests/gpu/ucx_runs.sh's
- * "small" mode builds a plugin that names cuda_copy's device instead
- * (-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV), to run OSU's data check with it. */
+/* The system device that entry names: none, as above.  tests/gpu/ucx_runs.sh's
+ * "cachedev" mode builds a plugin naming cuda_copy's device instead
+ * (-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV), for OSU's data check. */
 #ifndef UCT_GDRX_MEMTYPE_CACHE_SYS_DEV
 #  define UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(_cu_device) UCS_SYS_DEVICE_ID_UNKNOWN
 #endif

@@ -17,16 +17,18 @@
 #                 with MPS; ucx_perftest -t tag_lat -m cuda -s 8 / 1024 through both
 #       small     why gdrx and gdr_copy differ at 128-512 B: the protocols
 #                 UCP uses with each (proto.txt), alternating runs of both
-#                 and of gdrx given gdr_copy's performance estimates; then a
-#                 plugin whose memory-type cache entries name cuda_copy's
-#                 device, under OSU's data check first (no MPS)
+#                 and of gdrx given gdr_copy's performance estimates (no MPS)
+#       cachedev  a plugin whose memory-type cache entries name cuda_copy's
+#                 device: OSU's data check, then 64 B-1 KiB; without then with MPS
+#       large     8 KiB-1 MiB, alternating pairs of gdr_copy and gdrx, then
+#                 gdrx's counters; without then with MPS
 #       churn     tests/mpi/gdrx_mpi_latency 8 B, with and without -r 100,
 #                 alternating three times (UCX 1.16, sm,gdrx)
 #       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
 #                 gdrdrv: the job must run on cuda_copy
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|churn|aside}
+MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|cachedev|large|churn|aside}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -122,10 +124,28 @@ small() {
         mpi "small-gdrx$i" 122 sm,cuda_copy,gdrx $M
         EXTRA="$GDR_COPY_EST" mpi "small-gdrx-est$i" 122 sm,cuda_copy,gdrx $M
     done
-    PLUGIN_CFLAGS='-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV(d)=uct_gdrx_cuda_sys_dev(d)' \
-        plugin 122dev "${UCX_SRC_122:?}" "${UCX_PREFIX_122:?}/lib"
-    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi valid-cachedev 122 sm,cuda_copy,gdrx $V
-    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi small-cachedev 122 sm,cuda_copy,gdrx $M
+}
+
+# cachedev: a plugin whose memory-type cache entries name cuda_copy's device,
+# under OSU's data check (twice, the second with 100 iterations) then at
+# 64 B-1 KiB
+cachedev() {
+    local v100="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 100 -x 10 -c D D"
+    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-valid-cachedev" 122 sm,cuda_copy,gdrx $V
+    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-valid100-cachedev" 122 sm,cuda_copy,gdrx $v100
+    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-small-cachedev" 122 sm,cuda_copy,gdrx $M
+}
+
+# large: 8 KiB-1 MiB, where both transports leave the data to cuda_copy's
+# rendezvous; alternating pairs, then gdrx's counters (what it still does
+# per message there)
+large() {
+    local l="${OSU_DIR:-}/osu_latency -d cuda -m 8192:1048576 -i 1000 -x 100 D D"
+    for i in 1 2 3; do
+        mpi "$1-large-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $l
+        mpi "$1-large-gdrx$i" 122 sm,cuda_copy,gdrx $l
+    done
+    EXTRA="-x UCX_GDRX_STATS_DUMP=y" mpi "$1-large-gdrx-stats" 122 sm,cuda_copy,gdrx $l
 }
 
 case "$MODE" in
@@ -139,6 +159,11 @@ gdrcopy)
     done
     with_mps gdrcopy ;;
 small) small ;;
+cachedev)
+    PLUGIN_CFLAGS='-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV(d)=uct_gdrx_cuda_sys_dev(d)' \
+        plugin 122dev "${UCX_SRC_122:?}" "${UCX_PREFIX_122:?}/lib"
+    with_mps cachedev ;;
+large) with_mps large ;;
 churn)
     mkdir -p /tmp/mp
     mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$SRC/tests/gpu" \
@@ -152,5 +177,5 @@ churn)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|gdrcopy|small|churn|aside" >&2; exit 2 ;;
+*) echo "usage: $0 versions|gdrcopy|small|cachedev|large|churn|aside" >&2; exit 2 ;;
 esac
