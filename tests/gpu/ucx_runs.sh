@@ -93,20 +93,25 @@ versions() {
     mpi "$1-118-cc" 118 sm,cuda_copy $L
     mpi "$1-116-gdrx" 116 sm,gdrx $L
 }
+# alternate N PREFIX PROGRAM ARGS...: N pairs of runs, UCX's gdr_copy then
+# gdrx (both beside cuda_copy), named PREFIXgdrcopyI and PREFIXgdrxI
+alternate() {
+    local n=$1 prefix=$2 i
+    shift 2
+    for ((i = 1; i <= n; i++)); do
+        mpi "${prefix}gdrcopy$i" 122 sm,cuda_copy,gdr_copy "$@"
+        mpi "${prefix}gdrx$i" 122 sm,cuda_copy,gdrx "$@"
+    done
+}
+
 S="${OSU_DIR:-}/osu_latency -d cuda -m 1:1024 -i 3000 -x 300 D D"
 V="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 -c D D"
 gdrcopy() {
     # OSU's data check first: a fast figure means nothing if data was lost
     mpi "$1-valid-gdrx" 122 sm,cuda_copy,gdrx $V
     mpi "$1-valid-gdrcopy" 122 sm,cuda_copy,gdr_copy $V
-    for i in 1 2 3; do
-        mpi "$1-small-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $S
-        mpi "$1-small-gdrx$i" 122 sm,cuda_copy,gdrx $S
-    done
-    for i in 1 2; do
-        mpi "$1-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $L
-        mpi "$1-gdrx$i" 122 sm,cuda_copy,gdrx $L
-    done
+    alternate 3 "$1-small-" $S
+    alternate 2 "$1-" $L
 }
 
 M="${OSU_DIR:-}/osu_latency -d cuda -m 64:1024 -i 3000 -x 300 D D"
@@ -130,10 +135,10 @@ small() {
 # under OSU's data check (twice, the second with 100 iterations) then at
 # 64 B-1 KiB
 cachedev() {
-    local v100="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 100 -x 10 -c D D"
-    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-valid-cachedev" 122 sm,cuda_copy,gdrx $V
-    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-valid100-cachedev" 122 sm,cuda_copy,gdrx $v100
-    PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 mpi "$1-small-cachedev" 122 sm,cuda_copy,gdrx $M
+    local PLUGIN=/tmp/p122dev/libuct_gdrx.so.0 # mpi() preloads it
+    mpi "$1-valid-cachedev" 122 sm,cuda_copy,gdrx $V
+    mpi "$1-valid100-cachedev" 122 sm,cuda_copy,gdrx ${V/-i 20 -x 2/-i 100 -x 10}
+    mpi "$1-small-cachedev" 122 sm,cuda_copy,gdrx $M
 }
 
 # large: 8 KiB-1 MiB, where both transports leave the data to cuda_copy's
@@ -141,10 +146,7 @@ cachedev() {
 # per message there)
 large() {
     local l="${OSU_DIR:-}/osu_latency -d cuda -m 8192:1048576 -i 1000 -x 100 D D"
-    for i in 1 2 3; do
-        mpi "$1-large-gdrcopy$i" 122 sm,cuda_copy,gdr_copy $l
-        mpi "$1-large-gdrx$i" 122 sm,cuda_copy,gdrx $l
-    done
+    alternate 3 "$1-large-" $l
     EXTRA="-x UCX_GDRX_STATS_DUMP=y" mpi "$1-large-gdrx-stats" 122 sm,cuda_copy,gdrx $l
 }
 
