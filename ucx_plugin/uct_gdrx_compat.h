@@ -135,7 +135,7 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
  * rendezvous data on the H200; cuda_copy's own device passed, as did none.)
  * Releases before 1.22 look no further than the memory type that UCX's
  * allocation events already put there. */
-#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#if UCT_GDRX_UCX_AT_LEAST(1, 22) && !defined(UCT_GDRX_MEMTYPE_CACHE_NO_UPDATE)
 #  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
     ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev, \
                              UCS_MEM_FLAG_REGISTRABLE)

@@ -26,9 +26,14 @@
 #                 alternating three times (UCX 1.16, sm,gdrx)
 #       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
 #                 gdrdrv: the job must run on cuda_copy
+#       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
+#                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
+#                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
+#                 n; INTEGRITY_ARGS (default "-n 20000"), INTEGRITY_SEEDS
+#                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|cachedev|large|churn|aside}
+MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -54,7 +59,8 @@ mpi() {
     if [ "$u" = 116 ]; then libs=$B; else eval "libs=\${UCX_PREFIX_$u}/lib:$B"; fi
     [[ $tls == *gdrx* ]] && pre=${PLUGIN:-/tmp/p$u/libuct_gdrx.so.0}
     echo "### $name UCX $u UCX_TLS=$tls ${EXTRA:-} $*" >>"$out"
-    env LD_LIBRARY_PATH="$libs" LD_PRELOAD="$pre" UCX_TLS="$tls" GDRX_BACKEND=nvrm timeout 60 \
+    env LD_LIBRARY_PATH="$libs" LD_PRELOAD="$pre" UCX_TLS="$tls" GDRX_BACKEND=nvrm \
+        timeout "${MPI_TIMEOUT:-60}" \
         mpirun -np 2 --allow-run-as-root --bind-to core --map-by core --mca pml ucx \
         --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self,vader \
         -x LD_LIBRARY_PATH -x LD_PRELOAD -x UCX_TLS -x GDRX_BACKEND ${EXTRA:-} "$@" 2>&1 |
@@ -76,6 +82,16 @@ perftest() {
     wait
     { echo "### $name UCX_TLS=$tls ucx_perftest $* : rc $rc"; grep -i "final\|error" /tmp/cli.txt;
       grep -i error /tmp/srv.txt; } >>"$O/perftest.txt"
+}
+
+# mpiprog NAME [SOURCES...]: tests/mpi/NAME.c built with mpicc into /tmp/mp
+mpiprog() {
+    local name=$1
+    shift
+    mkdir -p /tmp/mp
+    mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$SRC/tests/gpu" \
+        -I/usr/local/cuda/include "$SRC/tests/mpi/$name.c" "$SRC/tools/tool_cuda.c" "$@" -ldl \
+        -o "/tmp/mp/$name" >>"$O/build.txt" 2>&1
 }
 
 with_mps() { # FUNCTION: run it without MPS, then with the MPS daemon up
@@ -167,17 +183,27 @@ cachedev)
     with_mps cachedev ;;
 large) with_mps large ;;
 churn)
-    mkdir -p /tmp/mp
-    mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$SRC/tests/gpu" \
-        -I/usr/local/cuda/include "$SRC/tests/mpi/gdrx_mpi_latency.c" "$SRC/tests/mpi/mpi_bench.c" \
-        "$SRC/tools/tool_cuda.c" "$SRC/tools/tool_sys.c" -ldl -o /tmp/mp/gdrx_mpi_latency ||
-        exit 1
+    mpiprog gdrx_mpi_latency "$SRC/tests/mpi/mpi_bench.c" "$SRC/tools/tool_sys.c" || exit 1
     for r in "" "-r 100" "" "-r 100" "" "-r 100"; do
         # shellcheck disable=SC2086 # r: zero or two words
         mpi "churn${r// /}" 116 sm,gdrx /tmp/mp/gdrx_mpi_latency -m 8:8 -i 20000 -x 100 $r D D
     done ;;
+integrity)
+    mpiprog gdrx_mpi_integrity || exit 1
+    for seed in ${INTEGRITY_SEEDS:-1}; do
+        for cache in y n; do
+            export EXTRA="-x UCX_MEMTYPE_CACHE=$cache" MPI_OUT=integrity.txt MPI_TIMEOUT=580
+            # shellcheck disable=SC2086 # INTEGRITY_ARGS: a word list
+            for c in "116 sm,gdrx" "122 sm,cuda_copy,gdrx" "122 sm,cuda_copy,gdr_copy" \
+                     "122 sm,cuda_copy"; do
+                set -- $c
+                mpi "integrity-$1-$2-cache$cache-seed$seed" "$1" "$2" /tmp/mp/gdrx_mpi_integrity \
+                    -R -s "$seed" ${INTEGRITY_ARGS:--n 20000}
+            done
+        done
+    done ;;
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|gdrcopy|small|cachedev|large|churn|aside" >&2; exit 2 ;;
+*) echo "usage: $0 versions|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@ if HAVE_MPI
 GDRX_MPI_PROG_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools $(MPI_CFLAGS)
 GDRX_MPI_PROG_LDADD = tools/libgdrx_tool.la $(MPI_LIBS) $(DL_LIBS)
 
-check_PROGRAMS += tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw
+check_PROGRAMS += tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw tests/mpi/gdrx_mpi_integrity
 tests_mpi_gdrx_mpi_latency_SOURCES  = tests/mpi/gdrx_mpi_latency.c tests/mpi/mpi_bench.c tests/gpu/gpu_pattern.h \
 	tests/mpi/mpi_bench.h
 tests_mpi_gdrx_mpi_latency_CPPFLAGS = $(GDRX_MPI_PROG_CPPFLAGS)
@@ -14,6 +14,9 @@ tests_mpi_gdrx_mpi_bw_SOURCES       = tests/mpi/gdrx_mpi_bw.c tests/mpi/mpi_benc
 	tests/mpi/mpi_bench.h
 tests_mpi_gdrx_mpi_bw_CPPFLAGS      = $(GDRX_MPI_PROG_CPPFLAGS)
 tests_mpi_gdrx_mpi_bw_LDADD         = $(GDRX_MPI_PROG_LDADD)
+tests_mpi_gdrx_mpi_integrity_SOURCES  = tests/mpi/gdrx_mpi_integrity.c
+tests_mpi_gdrx_mpi_integrity_CPPFLAGS = $(GDRX_MPI_PROG_CPPFLAGS)
+tests_mpi_gdrx_mpi_integrity_LDADD    = $(GDRX_MPI_PROG_LDADD)
 
 check_PROGRAMS += tests/mpi/test_mpi
 GDRX_SUITES    += tests/mpi/test_mpi
@@ -25,5 +28,5 @@ tests_mpi_test_mpi_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_mpi_test_mpi_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_mpi_test_mpi_DEPENDENCIES = ucx_plugin/libuct_gdrx.la tests/ucx/libuct_gdrx_wrongver.la \
 	tests/ucx/libut_cuda_init.la \
-	tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw
+	tests/mpi/gdrx_mpi_latency tests/mpi/gdrx_mpi_bw tests/mpi/gdrx_mpi_integrity
 endif
