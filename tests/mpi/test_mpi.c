@@ -182,6 +182,42 @@ static void test_latency_churn(void)
     CU_ASSERT(total("put", "count") >= 2L * 40 * 14);
 }
 
+/* Issue 28's randomised check (tests/mpi/gdrx_mpi_integrity.c): messages
+ * of every size around the protocol thresholds, D/H on each side, odd
+ * offsets, guards, buffers freed and allocated again at the same and at
+ * other addresses; every byte checked, with UCX's memory-type cache on
+ * (its default: gdrx's events keep it) and off. */
+static void integrity(const char *extra, const char *args)
+{
+    char want[64];
+
+    CU_ASSERT_EQUAL(run("sm,gdrx", extra, "tests/mpi/gdrx_mpi_integrity", args), 0);
+    snprintf(want, sizeof(want), "integrity: %ld messages, 0 bad", strtol(args + 3, NULL, 10));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT(total("get", "count") > 0); /* out of a sender's GPU */
+    CU_ASSERT(total("put", "count") > 0); /* into a receiver's GPU */
+}
+
+static void test_integrity(void)
+{
+    integrity("", "-n 2500 -s 11");
+}
+
+static void test_integrity_no_memtype_cache(void)
+{
+    integrity("-x UCX_MEMTYPE_CACHE=n", "-n 1500 -s 12");
+}
+
+/* The check itself: a damaged payload byte and guard byte are seen. */
+static void test_integrity_sees_damage(void)
+{
+    CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", "", "tests/mpi/gdrx_mpi_integrity",
+                                "-n 40 -s 3 -F 17", 1), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "BAD received message 17:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "in guards)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "integrity: 40 messages, 1 bad"));
+}
+
 /* A window of messages, each in its own slot, every slot checked. */
 static void test_bandwidth_dd(void)
 {
@@ -256,6 +292,9 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_latency_mixed),
     GDRX_TEST_CASE(test_latency_churn),
     GDRX_TEST_CASE(test_bandwidth_dd),
+    GDRX_TEST_CASE(test_integrity),
+    GDRX_TEST_CASE(test_integrity_no_memtype_cache),
+    GDRX_TEST_CASE(test_integrity_sees_damage),
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
     GDRX_TEST_CASE(test_wrong_version_refused),
