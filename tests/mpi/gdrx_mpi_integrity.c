@@ -341,6 +341,48 @@ struct msg {
     size_t len, soff, roff;
 };
 
+/* What a bad received payload holds, to tell a missing write from a stale
+ * or misplaced one: the receiver's poison untouched, or the payload of an
+ * earlier message (of up to 256 before), at a shift of up to 127 bytes.
+ * Writes at most `n` characters of `out`. */
+static void identify(const struct opts *o, const struct msg *m, const uint8_t *got,
+                     char *out, size_t n)
+{
+    size_t k0, len, k;
+    long j;
+    int shift;
+
+    snprintf(out, n, "unknown content");
+    /* from the first wrong payload byte on */
+    for (k0 = 0; k0 < m->len; ++k0)
+        if (got[GUARD + k0] != payload_byte(o->seed, m->i, k0))
+            break;
+    len = m->len - k0 < 32 ? m->len - k0 : 32;
+    if (!len)
+        return;
+    for (k = k0; k < k0 + len; ++k)
+        if (got[GUARD + k] != guard_byte(m->i, GUARD + k, 0))
+            break;
+    if (k == k0 + len) {
+        snprintf(out, n, "the receiver's poison from byte %zu (nothing written)", k0);
+        return;
+    }
+    for (j = m->i; j >= 0 && j >= m->i - 256; --j) {
+        for (shift = -127; shift <= 127; ++shift) {
+            for (k = k0; k < k0 + len; ++k) {
+                if ((long)k + shift < 0 ||
+                    got[GUARD + k] != payload_byte(o->seed, j, k + (size_t)((long)shift)))
+                    break;
+            }
+            if (k == k0 + len) {
+                snprintf(out, n, "from byte %zu, message %ld's payload at shift %d", k0, j,
+                         shift);
+                return;
+            }
+        }
+    }
+}
+
 /* Report one bad window; 1. */
 static int report(const struct opts *o, const struct msg *m, const char *who,
                   const uint8_t *got, const uint8_t *want, long reallocs, long *shown)
@@ -355,14 +397,18 @@ static int report(const struct opts *o, const struct msg *m, const char *who,
             guard_bad += (k < GUARD) || (k >= GUARD + m->len);
         }
     }
-    if (o->verbose || (*shown)++ < MAX_SHOWN)
+    if (o->verbose || (*shown)++ < MAX_SHOWN) {
+        char what[96];
+
+        identify(o, m, got, what, sizeof(what));
         fprintf(stderr, "gdrx_mpi_integrity: BAD %s message %ld: %s from rank %d, %zu B, "
                         "sender offset %zu, receiver offset %zu, after %ld reallocations: "
                         "%zu bad bytes (%zu in guards), first at window byte %zu "
-                        "(got 0x%02x, want 0x%02x)\n",
+                        "(got 0x%02x, want 0x%02x); payload holds %s\n",
                 who, m->i, dir_names[m->dir], m->sender, m->len, m->soff, m->roff, reallocs,
                 bad, guard_bad, first, first < n ? got[first] : 0,
-                first < n ? want[first] : 0);
+                first < n ? want[first] : 0, what);
+    }
     return 1;
 }
 

@@ -187,12 +187,13 @@ static void test_latency_churn(void)
  * offsets, guards, buffers freed and allocated again at the same and at
  * other addresses; every byte checked, with UCX's memory-type cache on
  * (its default: gdrx's events keep it) and off. */
-static void integrity(const char *extra, const char *args)
+static void integrity(const char *extra, long messages, int seed)
 {
-    char want[64];
+    char args[64], want[64];
 
+    snprintf(args, sizeof(args), "-n %ld -s %d", messages, seed);
     CU_ASSERT_EQUAL(run("sm,gdrx", extra, "tests/mpi/gdrx_mpi_integrity", args), 0);
-    snprintf(want, sizeof(want), "integrity: %ld messages, 0 bad", strtol(args + 3, NULL, 10));
+    snprintf(want, sizeof(want), "integrity: %ld messages, 0 bad", messages);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     CU_ASSERT(total("get", "count") > 0); /* out of a sender's GPU */
     CU_ASSERT(total("put", "count") > 0); /* into a receiver's GPU */
@@ -200,12 +201,12 @@ static void integrity(const char *extra, const char *args)
 
 static void test_integrity(void)
 {
-    integrity("", "-n 2500 -s 11");
+    integrity("", 2500, 11);
 }
 
 static void test_integrity_no_memtype_cache(void)
 {
-    integrity("-x UCX_MEMTYPE_CACHE=n", "-n 1500 -s 12");
+    integrity("-x UCX_MEMTYPE_CACHE=n", 1500, 12);
 }
 
 /* The check itself: a damaged payload byte and guard byte are seen. */
@@ -215,6 +216,8 @@ static void test_integrity_sees_damage(void)
                                 "-n 40 -s 3 -F 17", 1), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "BAD received message 17:"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "in guards)"));
+    /* one flipped bit is no earlier message's payload */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "payload holds unknown content"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "integrity: 40 messages, 1 bad"));
 }
 
