@@ -19,6 +19,8 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/mem_events.h \
 	libgdr/src/mem_events.c \
 	libgdr/src/mem_query.c \
+	libgdr/src/sync_memops.c \
+	libgdr/src/sync_memops.h \
 	libgdr/src/handle_table.h \
 	libgdr/src/handle_table.c \
 	libgdr/src/devctx.h \

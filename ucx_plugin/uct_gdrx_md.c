@@ -20,6 +20,7 @@
 #include "uct_gdrx_stats.h"
 #include "uct_gdrx_version.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <ucs/debug/log.h>
@@ -223,7 +224,16 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         return UCS_ERR_INVALID_ADDR;
     }
 
-    if (md->events) {
+    /* Memory that UCX detects is memory whose synchronous copies have
+     * landed when they return: UCX's own detection (cuda_copy's) makes it
+     * so, and programs depend on it (a cuMemcpyHtoD, then a send that
+     * cuda_copy reads on its own stream).  Answering first, gdrx must too:
+     * without it UCX 1.22 sent stale data on the H200 (issue 28). */
+    ret = gdrx_mem_sync_memops(info.base);
+    if ((ret != 0) && (ret != -EOPNOTSUPP)) {
+        ucs_debug("gdrx: SYNC_MEMOPS on %p: %s; not cached", address,
+                  gdrx_strerror(ret));
+    } else if (md->events) {
         /* its free removes the entry (uct_gdrx_compat.h says what it holds) */
         uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
                                       UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(

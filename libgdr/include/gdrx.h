@@ -281,6 +281,17 @@ struct gdrx_mem_info {
  */
 int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info);
 
+/**
+ * Set CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the CUDA allocation holding addr,
+ * as gdrx_pin() does: CUDA's synchronous copies into it have landed when
+ * they return.  For code that detects CUDA memory for copies that CUDA does
+ * not order after the program's own (UCX's transports).  The caller's
+ * current context is unchanged.  0; -EOPNOTSUPP for memory that does not
+ * take it (pool and VMM memory, see "Ordering"); -ENOENT if addr is not
+ * CUDA device memory; -ENODEV as gdrx_mem_query(); else CUDA's error.
+ */
+int gdrx_mem_sync_memops(uint64_t addr);
+
 typedef enum gdrx_mem_event_type {
     GDRX_MEM_EVENT_ALLOC = 1u << 0, /**< CUDA device memory became valid */
     GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... is about to be released */

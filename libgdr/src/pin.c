@@ -14,6 +14,7 @@
 #include "free_hook.h"
 #include "log.h"
 #include "pin_index.h"
+#include "sync_memops.h"
 
 /* A span's walk over its neighbours (sync_span): CUDA's allocation
  * granule, and the most addresses looked up. */
@@ -69,29 +70,13 @@ static int pointer_device(const struct gdrx_cuda *cu, uint64_t dptr, int *device
     return 0;
 }
 
-/* Sets SYNC_MEMOPS on the allocation holding dptr, as GPUDirect RDMA
- * requires: CUDA's synchronous copies to it complete before they return. */
+/* SYNC_MEMOPS on the allocation holding dptr, as GPUDirect RDMA requires.
+ * VMM memory refuses it, and is pinned anyway (sync_memops.c says why). */
 static int set_sync_memops(const struct gdrx_cuda *cu, uint64_t dptr)
 {
-    unsigned int one = 1;
-    CUresult res = cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, dptr);
+    int rc = gdrx_sync_memops_set(cu, dptr);
 
-    if (res == CUDA_ERROR_NOT_SUPPORTED) {
-        /* Virtual-memory-management allocations (cuMemCreate + cuMemMap)
-         * do not take the attribute (CUDA error 801 on the H200); their
-         * synchronous memory operations complete before returning, and
-         * stream-ordered work is ordered by the caller's synchronisation,
-         * as docs/semantics.md states for pool memory too. */
-        gdrx_dbg("SYNC_MEMOPS not supported on %#llx (VMM memory); pinning anyway",
-                 (unsigned long long)dptr);
-        return 0;
-    }
-    if (res != CUDA_SUCCESS) {
-        gdrx_err("cannot set SYNC_MEMOPS on %#llx: CUDA error %d", (unsigned long long)dptr,
-                 (int)res);
-        return gdrx_cuda_errno(res);
-    }
-    return 0;
+    return rc == -EOPNOTSUPP ? 0 : rc;
 }
 
 /* Fill the allocation, window and buffer id of req (device context

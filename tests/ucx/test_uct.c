@@ -292,6 +292,8 @@ static void test_mem_query(void)
     char host[64];
     struct ut_uct u;
     CUdeviceptr d;
+    CUcontext before, after;
+    unsigned sync = 2;
 
     if (tc_setup(0) != 0) {
         return;
@@ -317,10 +319,23 @@ static void test_mem_query(void)
 
     CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     d = tc_alloc(3 * 65536);
+    CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(sync, 0);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&before), CUDA_SUCCESS);
     attr.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE | UCT_MD_MEM_ATTR_FIELD_SYS_DEV |
                       UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS |
                       UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH;
     CU_ASSERT_EQUAL(uct_md_mem_query(u.md, (void*)(d + 100), 1000, &attr), UCS_OK);
+    /* Detected memory has SYNC_MEMOPS, as UCX's own detection leaves it:
+     * a program's cuMemcpyHtoD has landed when it returns, before a send
+     * that another transport reads on its own stream (issue 28: stale
+     * payloads on UCX 1.22 without it).  The caller's context stays. */
+    CU_ASSERT_EQUAL(tc.PointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(sync, 1);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&after), CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(after, before);
     CU_ASSERT_EQUAL(attr.mem_type, UCS_MEMORY_TYPE_CUDA);
     CU_ASSERT_EQUAL(attr.sys_dev, want);
     CU_ASSERT(((uintptr_t)attr.base_address <= d) &&
