@@ -329,6 +329,34 @@ static void test_query(void)
     CU_ASSERT_EQUAL(gdrx_mem_query(p, &info), -ENOENT);
 }
 
+/* gdrx_mem_sync_memops: the attribute on the whole allocation holding
+ * the address (and on no neighbour), the caller's context unchanged;
+ * host memory and freed memory refused. */
+static void test_sync_memops(void)
+{
+    CUcontext before = NULL, after = NULL;
+    unsigned int sync = 7;
+    int host = 0;
+
+    ev_cuda_setup();
+    CUdeviceptr p = ev_alloc(70000), q = ev_alloc(4096);
+    CU_ASSERT_FATAL(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p) ==
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(sync, 0);
+    CU_ASSERT_FATAL(cuCtxGetCurrent(&before) == CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gdrx_mem_sync_memops(p + 60000), 0);
+    CU_ASSERT_FATAL(cuCtxGetCurrent(&after) == CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(after, before);
+    CU_ASSERT(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p) ==
+              CUDA_SUCCESS && sync == 1);
+    CU_ASSERT(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, q) ==
+              CUDA_SUCCESS && sync == 0);
+    CU_ASSERT_EQUAL(gdrx_mem_sync_memops((uint64_t)(uintptr_t)&host), -ENOENT);
+    CU_ASSERT_EQUAL(cuMemFree(q), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gdrx_mem_sync_memops(q), -ENOENT);
+    CU_ASSERT_EQUAL(cuMemFree(p), CUDA_SUCCESS);
+}
+
 const struct gdrx_test_case event_cases[] = {
     GDRX_TEST_CASE(test_direct),
     GDRX_TEST_CASE(test_async),
@@ -340,6 +368,7 @@ const struct gdrx_test_case event_cases[] = {
     GDRX_TEST_CASE(test_bad_input),
     GDRX_TEST_CASE(test_disabled_by_env),
     GDRX_TEST_CASE(test_query),
+    GDRX_TEST_CASE(test_sync_memops),
     GDRX_TEST_CASE(test_partial_install),
     GDRX_TEST_END
 };

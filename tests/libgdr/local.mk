@@ -83,7 +83,7 @@ GDRX_THREAD_SUITES += tests/libgdr/test_threads
 
 # The core's sources on a fake CUDA driver and backend (white-box: state
 # machine, revocation, fast-path checks, the free hook's index).
-GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
+GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/sync_memops.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
 	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/log.c
 check_PROGRAMS += tests/libgdr/test_core_unit
