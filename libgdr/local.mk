@@ -14,6 +14,10 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/fastpath.c \
 	libgdr/src/stale.c \
 	libgdr/src/fork.c \
+	libgdr/src/fork_guard.c \
+	libgdr/src/lock_order.h \
+	libgdr/src/lock_order.c \
+	libgdr/src/range.h \
 	libgdr/src/free_hook.h \
 	libgdr/src/free_hook.c \
 	libgdr/src/mem_events.h \
@@ -39,6 +43,11 @@ libgdr_libgdrx_la_SOURCES += \
 # nvrm backend's sources), GDRX_HAVE_FREE_HOOKS (libgdr/src/hooks/local.mk).
 libgdr_libgdrx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src -I$(top_srcdir)/gdrdrv
 libgdr_libgdrx_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread
+# A lock taken out of the order (lock_order.h) aborts in the sanitizer
+# builds (the thread suites run under TSan); elsewhere it is reported.
+if GDRX_SANITIZED
+libgdr_libgdrx_la_CPPFLAGS += -DGDRX_LOCK_ORDER_FATAL=1
+endif
 # Only gdrx_* is exported (a process may load NVIDIA's libgdrapi too).
 # -z nodelete: once installed, the CUDA hooks patched into libcuda jump
 # into libgdrx, so it must stay mapped even if a dlopen'ing program

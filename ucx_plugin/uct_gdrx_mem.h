@@ -10,6 +10,7 @@
 
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_types.h"
+#include "../libgdr/src/range.h"
 
 
 /* The memh of every host registration, and of every one that maps
@@ -19,11 +20,12 @@ extern uct_gdrx_mem_t uct_gdrx_empty_memh;
 
 
 /* 1 if [addr, addr + length) lies inside [base, base + size), without
- * overflow (every range check of keys and registrations). */
+ * overflow (every range check of keys and registrations): libgdrx's one
+ * range check, so that the plugin and the library agree on every edge. */
 static UCS_F_ALWAYS_INLINE int
 uct_gdrx_range_holds(uint64_t base, uint64_t size, uint64_t addr, size_t length)
 {
-    return (addr >= base) && (length <= size) && (addr - base <= size - length);
+    return gdrx_range_within(base, size, addr, length);
 }
 
 /* One more in an MD counter (md->counters; printed by UCX_GDRX_STATS_DUMP). */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include "gdrx.h"
+#include "range.h"
 
 #define GDRX_GPU_PAGE_SHIFT 16
 #define GDRX_GPU_PAGE_SIZE  (1ull << GDRX_GPU_PAGE_SHIFT)
@@ -37,8 +38,7 @@ struct gdrx_pin_req {
  * the backend must then prove the window is one piece of driver memory. */
 static inline int gdrx_pin_req_spans(const struct gdrx_pin_req *req)
 {
-    return req->len > req->alloc_size ||
-           req->dptr - req->alloc_base > req->alloc_size - req->len;
+    return !gdrx_range_within(req->alloc_base, req->alloc_size, req->dptr, req->len);
 }
 
 /* CUDA frees overlapping [alloc_base, this) revoke the pin: its allocation,
@@ -109,6 +109,13 @@ struct gdrx_backend_ops {
     int  (*is_stale)(void *bctx, struct gdrx_backend_pin *bp);
     /* Backend-driver version, major<<16|minor; may be NULL. */
     int  (*driver_version)(void *bctx, uint64_t *version);
+    /* The library's fork handlers (fork.c) call these, whether or not a
+     * context of the backend is open: take every process-wide lock of the
+     * backend in the lock order (lock_order.h, from rank BACKEND on), and
+     * release them again, in the parent and in the child.  May be NULL (no
+     * such lock).  A backend registers no fork handler of its own. */
+    void (*fork_lock)(void);
+    void (*fork_unlock)(void);
 };
 
 /* Keep a CPU mapping out of fork children (MADV_DONTFORK): 0 or -1 with

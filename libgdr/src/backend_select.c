@@ -134,3 +134,17 @@ int gdrx_backend_precheck(gdrx_backend_t want, const struct gdrx_backend_ops **o
 
     return select_backend(want, SELECT_PRECHECK, ops, &bctx);
 }
+
+void gdrx_backends_fork_lock(void)
+{
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (backends[i]->fork_lock)
+            backends[i]->fork_lock();
+}
+
+void gdrx_backends_fork_unlock(void)
+{
+    for (size_t i = NBACKENDS; i-- > 0;)
+        if (backends[i]->fork_unlock)
+            backends[i]->fork_unlock();
+}

@@ -31,7 +31,8 @@ static void ctx_slot_init(struct gdrx_hslot *s)
     pthread_rwlockattr_destroy(&attr);
 }
 
-struct gdrx_htable gdrx_ctx_table = GDRX_HTABLE_INIT(GDRX_CTX_TAG, struct gdrx_ctx, ctx_slot_init);
+struct gdrx_htable gdrx_ctx_table = GDRX_HTABLE_INIT(GDRX_CTX_TAG, struct gdrx_ctx, ctx_slot_init,
+                                                    GDRX_LOCK_CTX_TABLE);
 
 int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out)
 {
@@ -43,10 +44,10 @@ int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out)
      * parent thread that does not exist here. */
     if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_FORKED)
         return -ECHILD;
-    pthread_rwlock_rdlock(&ctx->lock);
+    gdrx_rwlock_lock(&ctx->lock, GDRX_LOCK_CTX, GDRX_READ);
     /* Closed (and perhaps reopened under a new id) while we waited. */
     if (!gdrx_ht_is_live(&ctx->h, id)) {
-        pthread_rwlock_unlock(&ctx->lock);
+        gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
         return -EBADF;
     }
     *out = ctx;
@@ -55,7 +56,7 @@ int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out)
 
 void gdrx_ctx_put(struct gdrx_ctx *ctx)
 {
-    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
 }
 
 int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
@@ -76,7 +77,7 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
         return -ENOMEM;
     /* Nobody else can reach the slot before it is published; the write
      * lock only documents that (and keeps thread sanitizers informed). */
-    pthread_rwlock_wrlock(&ctx->lock);
+    gdrx_rwlock_lock(&ctx->lock, GDRX_LOCK_CTX, GDRX_WRITE);
     rc = gdrx_devctx_init(&ctx->dev, cu);
     if (rc)
         goto err_slot;
@@ -93,7 +94,7 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
         gdrx_free_hook_enable();
     atomic_store_explicit(&ctx->state, GDRX_CTX_OPEN, memory_order_relaxed);
     gdrx_ht_publish(&ctx->h, id);
-    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
     gdrx_info("context %#llx open on backend %s, %d device(s)", (unsigned long long)id,
               ops->name, ctx->dev.count);
     *id_out = id;
@@ -102,7 +103,7 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
 err_dev:
     gdrx_devctx_fini(&ctx->dev);
 err_slot:
-    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
     gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
     return rc;
 }
@@ -151,9 +152,9 @@ static void unpin_if_owned(struct gdrx_hslot *s, void *arg)
 
     if (atomic_load_explicit(&s->live_id, memory_order_acquire) == 0)
         return;
-    pthread_mutex_lock(&pin->lock);
+    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
     if (pin->ctx != cs->ctx || pin->state == GDRX_PIN_UNUSED) {
-        pthread_mutex_unlock(&pin->lock);
+        gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
         return;
     }
     int rc = gdrx_pin_on_unpin(pin);
@@ -169,9 +170,9 @@ int gdrx_ctx_close(uint64_t id)
         return -EBADF;
     if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_FORKED)
         return -ECHILD; /* the parent's: nothing here is ours to release */
-    pthread_rwlock_wrlock(&ctx->lock);
+    gdrx_rwlock_lock(&ctx->lock, GDRX_LOCK_CTX, GDRX_WRITE);
     if (!gdrx_ht_is_live(&ctx->h, id)) {
-        pthread_rwlock_unlock(&ctx->lock);
+        gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
         return -EBADF; /* another thread closed it first */
     }
     gdrx_ht_retire(&ctx->h);
@@ -190,7 +191,7 @@ int gdrx_ctx_close(uint64_t id)
     ctx->bctx = NULL;
     gdrx_devctx_fini(&ctx->dev);
     atomic_store_explicit(&ctx->state, GDRX_CTX_UNUSED, memory_order_relaxed);
-    pthread_rwlock_unlock(&ctx->lock);
+    gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
     gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
     return 0;
 }

@@ -3,15 +3,11 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * Lock order (outer to inner):
- *   ctx->lock (read for every operation on the context, write to close it)
- *   -> pin->lock (every state change of one pin)
- *   -> a backend's own locks, devctx lock, handle-table lock.
- * The free hook takes the pin index's lock alone to list candidates, then
- * each pin->lock; pin->lock -> index lock when a pin enters or leaves the
+ * The lock order of the whole library is in lock_order.h.  The free hook
+ * takes the pin index's lock alone to list candidates, releases it, then
+ * locks each pin; pin->lock -> index lock when a pin enters or leaves the
  * index.  That is safe because close unpins every pin under its pin->lock
  * before releasing the backend context.
- * No lock is held while copying.
  */
 #ifndef GDRX_CORE_H
 #define GDRX_CORE_H
@@ -27,6 +23,7 @@
 #include "cuda_loader.h"
 #include "devctx.h"
 #include "handle_table.h"
+#include "lock_order.h"
 
 #define GDRX_CTX_TAG 0xC7u
 #define GDRX_PIN_TAG 0xB1u
@@ -153,12 +150,16 @@ void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
 void gdrx_core_context_released(int device, void *cuctx,
                                 void (*freed)(uint64_t base, size_t size, int device));
 
-/* fork.c: register the fork handlers (once; at the first gdrx_open). */
+/* fork.c: register the library's fork handlers (once; at the first
+ * gdrx_open or memory-event subscription). */
 int gdrx_fork_guard_enable(void);
-/* fork.c: keep fork out while a backend pins or maps (it may map GPU memory
- * before marking it MADV_DONTFORK).  Taken after pin->lock. */
+/* fork_guard.c: keep fork out while a backend pins or maps (it may map GPU
+ * memory before marking it MADV_DONTFORK): hold/release around the backend
+ * call, pin->lock held.  The fork handlers take it with lock/unlock. */
 void gdrx_fork_hold(void);
 void gdrx_fork_release(void);
+void gdrx_fork_guard_lock(void);
+void gdrx_fork_guard_unlock(void);
 
 /* backend_select.c: open the backend params/env ask for, or only find
  * out which would open (probe: nothing stays open), or which has its
@@ -166,5 +167,9 @@ void gdrx_fork_release(void);
 int gdrx_backend_open(gdrx_backend_t want, const struct gdrx_backend_ops **ops, void **bctx);
 int gdrx_backend_probe(gdrx_backend_t want, const struct gdrx_backend_ops **ops);
 int gdrx_backend_precheck(gdrx_backend_t want, const struct gdrx_backend_ops **ops);
+/* backend_select.c: every built-in backend's fork_lock / fork_unlock (the
+ * fork handlers, rank BACKEND and after in lock_order.h). */
+void gdrx_backends_fork_lock(void);
+void gdrx_backends_fork_unlock(void);
 
 #endif /* GDRX_CORE_H */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "lock_order.h"
 #include "log.h"
 
 /* The CUDA version whose ABI the prototypes in struct gdrx_cuda follow for
@@ -132,13 +133,13 @@ int gdrx_cuda_get(const struct gdrx_cuda **cu)
     int rc = 0;
 
     if (!atomic_load_explicit(&cuda_loaded, memory_order_acquire)) {
-        pthread_mutex_lock(&cuda_lock);
+        gdrx_mutex_lock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
         if (!atomic_load_explicit(&cuda_loaded, memory_order_relaxed)) {
             rc = cuda_load();
             if (rc == 0)
                 atomic_store_explicit(&cuda_loaded, 1, memory_order_release);
         }
-        pthread_mutex_unlock(&cuda_lock);
+        gdrx_mutex_unlock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
     }
     if (rc == 0)
         *cu = &cuda;
@@ -190,4 +191,14 @@ int gdrx_cuda_errno(CUresult res)
     case CUDA_ERROR_CONTEXT_IS_DESTROYED: return -EINVAL;
     default:                          return -EIO;
     }
+}
+
+void gdrx_cuda_fork_lock(void)
+{
+    gdrx_mutex_lock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
+}
+
+void gdrx_cuda_fork_unlock(void)
+{
+    gdrx_mutex_unlock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
 }

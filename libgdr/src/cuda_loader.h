@@ -40,6 +40,9 @@ struct gdrx_cuda {
  * not support dlclose.
  */
 int gdrx_cuda_get(const struct gdrx_cuda **cu);
+/* The fork handlers (fork.c) hold the loader's lock across fork. */
+void gdrx_cuda_fork_lock(void);
+void gdrx_cuda_fork_unlock(void);
 
 /*
  * gdrx_cuda_get(), but only if the process already has libcuda.so.1

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lock_order.h"
 #include "log.h"
 
 int gdrx_devctx_init(struct gdrx_devctx *d, const struct gdrx_cuda *cu)
@@ -52,7 +53,7 @@ static int retain(struct gdrx_devctx *d, int device, CUcontext *out)
 {
     int rc = 0;
 
-    pthread_mutex_lock(&d->lock);
+    gdrx_mutex_lock(&d->lock, GDRX_LOCK_DEVCTX);
     if (!d->primary[device]) {
         CUdevice dev;
         CUresult res = d->cu->DeviceGet(&dev, device);
@@ -66,7 +67,7 @@ static int retain(struct gdrx_devctx *d, int device, CUcontext *out)
         }
     }
     *out = d->primary[device];
-    pthread_mutex_unlock(&d->lock);
+    gdrx_mutex_unlock(&d->lock, GDRX_LOCK_DEVCTX);
     return rc;
 }
 

@@ -1,60 +1,83 @@
 /*
- * fork.c - what a fork child may do with its parent's gdrx objects:
- * nothing.  Every call on an inherited context or pin returns -ECHILD,
- * copies included, and no CPU mapping of GPU memory is inherited (the
- * backends mark theirs MADV_DONTFORK).
+ * fork.c - the library's fork handlers, the only ones it registers, and
+ * what a fork child may do with its parent's gdrx objects: nothing.  Every
+ * call on an inherited context or pin returns -ECHILD, copies included, and
+ * no CPU mapping of GPU memory is inherited (the backends mark theirs
+ * MADV_DONTFORK, fork_guard.c keeps fork out until they have).
  *
  * SPDX-License-Identifier: MIT
  *
- * The handlers are registered at the first gdrx_open, not at load: a
- * process that never opens a context forks exactly as without libgdrx.
+ * The handlers are registered at the first gdrx_open or memory-event
+ * subscription, not at load: a process that never uses libgdrx forks
+ * exactly as without it.
+ *
+ * Prepare takes every process-wide lock of the library in the one lock
+ * order (lock_order.h), the backends' through their ops (fork_lock), so
+ * that no other thread holds one while the process is copied and no thread
+ * holding one waits for another that prepare already took.  One handler
+ * for all of them: separate pthread_atfork handlers run in the reverse of
+ * their registration order, which need not be the lock order.
+ *
  * The child handler runs while the child has one thread, so it changes the
- * inherited objects without their locks (any of which a vanished parent
- * thread may hold); the copy path reads the pins' published views as
- * always and finds -ECHILD there, at no cost to the parent.
+ * inherited objects without their per-object locks (any of which a
+ * vanished parent thread may hold); the copy path reads the pins' published
+ * views as always and finds -ECHILD there, at no cost to the parent.
  */
 #include <errno.h>
 #include <pthread.h>
 
 #include "core.h"
+#include "free_hook.h"
 #include "log.h"
+#include "mem_events.h"
 #include "pin_index.h"
+#ifdef GDRX_HAVE_FREE_HOOKS
+#include "hooks/cuda_hooks.h"
+#endif
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_status;
 
-/* A backend maps GPU memory, then marks the mapping MADV_DONTFORK: a fork
- * in between would hand the child a live mapping.  Backend pins and maps
- * hold this for reading (many at once); fork takes it for writing, first,
- * so it waits for them and none starts until it is done. */
-static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
+static void lock_ctx_table(void) { gdrx_ht_fork_lock(&gdrx_ctx_table); }
+static void unlock_ctx_table(void) { gdrx_ht_fork_unlock(&gdrx_ctx_table); }
+static void lock_pin_table(void) { gdrx_ht_fork_lock(&gdrx_pin_table); }
+static void unlock_pin_table(void) { gdrx_ht_fork_unlock(&gdrx_pin_table); }
 
-void gdrx_fork_hold(void)
-{
-    pthread_rwlock_rdlock(&map_lock);
-}
+/* The process-wide locks, in the lock order (lock_order.h): prepare takes
+ * them first to last, the parent and child handlers release them last to
+ * first.  child is what the child does instead of the parent's release. */
+static const struct {
+    void (*take)(void);
+    void (*parent)(void);
+    void (*child)(void);
+} locks[] = {
+    { gdrx_cuda_fork_lock, gdrx_cuda_fork_unlock, gdrx_cuda_fork_unlock },
+    { gdrx_free_hook_fork_lock, gdrx_free_hook_fork_unlock, gdrx_free_hook_fork_unlock },
+#ifdef GDRX_HAVE_FREE_HOOKS
+    { gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock, gdrx_cuda_hooks_fork_unlock },
+#endif
+    { gdrx_fork_guard_lock, gdrx_fork_guard_unlock, gdrx_fork_guard_unlock },
+    { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_unlock },
+    /* the free hook's index: the child empties it (the pins are not its) */
+    { gdrx_pin_index_fork_prepare, gdrx_pin_index_fork_parent, gdrx_pin_index_fork_child },
+    { gdrx_mem_events_fork_lock, gdrx_mem_events_fork_unlock, gdrx_mem_events_fork_unlock },
+    /* the free lists a new context or pin of the child would use */
+    { lock_ctx_table, unlock_ctx_table, unlock_ctx_table },
+    { lock_pin_table, unlock_pin_table, unlock_pin_table },
+};
 
-void gdrx_fork_release(void)
-{
-    pthread_rwlock_unlock(&map_lock);
-}
+#define NLOCKS (sizeof(locks) / sizeof(locks[0]))
 
-/* The table locks guard the free lists a new context or pin of the child
- * would use: taken around fork so that the child gets them consistent. */
 static void fork_prepare(void)
 {
-    pthread_rwlock_wrlock(&map_lock); /* first: its holders take no other of these */
-    gdrx_pin_index_fork_prepare();
-    pthread_mutex_lock(&gdrx_ctx_table.lock);
-    pthread_mutex_lock(&gdrx_pin_table.lock);
+    for (size_t i = 0; i < NLOCKS; i++)
+        locks[i].take();
 }
 
 static void fork_parent(void)
 {
-    pthread_mutex_unlock(&gdrx_pin_table.lock);
-    pthread_mutex_unlock(&gdrx_ctx_table.lock);
-    gdrx_pin_index_fork_parent();
-    pthread_rwlock_unlock(&map_lock);
+    for (size_t i = NLOCKS; i-- > 0;)
+        locks[i].parent();
 }
 
 static void mark_ctx(struct gdrx_hslot *s, void *arg)
@@ -78,12 +101,11 @@ static void mark_pin(struct gdrx_hslot *s, void *arg)
 
 static void fork_child(void)
 {
+    /* the tables' locks are still held: their slots are stable */
     gdrx_ht_foreach(&gdrx_ctx_table, mark_ctx, NULL);
     gdrx_ht_foreach(&gdrx_pin_table, mark_pin, NULL);
-    pthread_mutex_unlock(&gdrx_pin_table.lock);
-    pthread_mutex_unlock(&gdrx_ctx_table.lock);
-    gdrx_pin_index_fork_child();
-    pthread_rwlock_unlock(&map_lock);
+    for (size_t i = NLOCKS; i-- > 0;)
+        locks[i].child();
 }
 
 static void fork_register(void)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "lock_order.h"
 #include "log.h"
 #include "mem_events.h"
 #ifdef GDRX_HAVE_FREE_HOOKS
@@ -65,7 +66,7 @@ int gdrx_free_hook_enable(void)
     enum hook_state s = __atomic_load_n(&hook_state, __ATOMIC_ACQUIRE);
     if (s != HOOK_UNDECIDED)
         return s == HOOK_ACTIVE ? 0 : hook_err;
-    pthread_mutex_lock(&hook_lock);
+    gdrx_mutex_lock(&hook_lock, GDRX_LOCK_FREE_HOOK);
     switch (hook_state) {
     case HOOK_ACTIVE:
         rc = 0;
@@ -83,7 +84,7 @@ int gdrx_free_hook_enable(void)
         }
         break;
     }
-    pthread_mutex_unlock(&hook_lock);
+    gdrx_mutex_unlock(&hook_lock, GDRX_LOCK_FREE_HOOK);
     return rc;
 }
 
@@ -99,7 +100,12 @@ GDRX_EXPORT int gdrx_mem_events_hook(unsigned index, const char **name, int *res
 #endif
 }
 
-int gdrx_free_hook_active(void)
+void gdrx_free_hook_fork_lock(void)
 {
-    return __atomic_load_n(&hook_state, __ATOMIC_ACQUIRE) == HOOK_ACTIVE;
+    gdrx_mutex_lock(&hook_lock, GDRX_LOCK_FREE_HOOK);
+}
+
+void gdrx_free_hook_fork_unlock(void)
+{
+    gdrx_mutex_unlock(&hook_lock, GDRX_LOCK_FREE_HOOK);
 }

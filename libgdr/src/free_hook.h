@@ -17,7 +17,8 @@
  */
 int gdrx_free_hook_enable(void);
 
-/* 1 if the hooks are installed and report events. */
-int gdrx_free_hook_active(void);
+/* The fork handlers (fork.c) hold the installer's lock across fork. */
+void gdrx_free_hook_fork_lock(void);
+void gdrx_free_hook_fork_unlock(void);
 
 #endif /* GDRX_FREE_HOOK_H */

@@ -129,7 +129,7 @@ static int with_pin(gdrx_t ctx, gdrx_pin_t pin, pin_op_fn op, void *arg, int op_
     }
     rc = op(p, arg);
     if (!op_unlocks)
-        pthread_mutex_unlock(&p->lock);
+        gdrx_mutex_unlock(&p->lock, GDRX_LOCK_PIN);
     gdrx_ctx_put(c);
     return rc;
 }

@@ -47,7 +47,7 @@ struct gdrx_hslot *gdrx_ht_alloc(struct gdrx_htable *t, uint64_t *id)
 {
     struct gdrx_hslot *s = NULL;
 
-    pthread_mutex_lock(&t->lock);
+    gdrx_mutex_lock(&t->lock, t->rank);
     if (t->free_head) {
         s = gdrx_ht_slot(t, ((uint64_t)t->tag << GDRX_HT_TAG_SHIFT) | (t->free_head - 1));
         t->free_head = s->next_free;
@@ -63,7 +63,7 @@ struct gdrx_hslot *gdrx_ht_alloc(struct gdrx_htable *t, uint64_t *id)
         *id = ((uint64_t)t->tag << GDRX_HT_TAG_SHIFT) |
               ((uint64_t)s->gen << GDRX_HT_GEN_SHIFT) | s->index;
     }
-    pthread_mutex_unlock(&t->lock);
+    gdrx_mutex_unlock(&t->lock, t->rank);
     return s;
 }
 
@@ -79,14 +79,14 @@ void gdrx_ht_retire(struct gdrx_hslot *s)
 
 void gdrx_ht_free(struct gdrx_htable *t, struct gdrx_hslot *s)
 {
-    pthread_mutex_lock(&t->lock);
+    gdrx_mutex_lock(&t->lock, t->rank);
     /* A new generation makes every id handed out for this slot so far
      * stale; 0 is skipped so that no id has generation 0. */
     if (++s->gen == 0)
         s->gen = 1;
     s->next_free = t->free_head;
     t->free_head = s->index + 1;
-    pthread_mutex_unlock(&t->lock);
+    gdrx_mutex_unlock(&t->lock, t->rank);
 }
 
 void gdrx_ht_foreach(struct gdrx_htable *t, void (*fn)(struct gdrx_hslot *s, void *arg),
@@ -96,4 +96,14 @@ void gdrx_ht_foreach(struct gdrx_htable *t, void (*fn)(struct gdrx_hslot *s, voi
 
     for (uint32_t i = 0; i < n; i++)
         fn(gdrx_ht_slot(t, ((uint64_t)t->tag << GDRX_HT_TAG_SHIFT) | i), arg);
+}
+
+void gdrx_ht_fork_lock(struct gdrx_htable *t)
+{
+    gdrx_mutex_lock(&t->lock, t->rank);
+}
+
+void gdrx_ht_fork_unlock(struct gdrx_htable *t)
+{
+    gdrx_mutex_unlock(&t->lock, t->rank);
 }

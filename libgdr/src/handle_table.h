@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lock_order.h"
+
 #define GDRX_HT_INDEX_BITS  24
 #define GDRX_HT_INDEX_MASK  ((1u << GDRX_HT_INDEX_BITS) - 1)
 #define GDRX_HT_GEN_SHIFT   GDRX_HT_INDEX_BITS
@@ -42,14 +44,15 @@ struct gdrx_htable {
      * element's own mutex, which, like the slot, lives forever). */
     void   (*init)(struct gdrx_hslot *slot);
     pthread_mutex_t  lock; /* free list and growth */
+    enum gdrx_lock_rank rank;       /* the lock's (lock_order.h) */
     uint32_t         free_head;     /* index + 1 of the first free slot; 0: none */
     _Atomic uint32_t used;          /* slots ever handed out (high-water mark) */
     _Atomic(char *)  chunks[GDRX_HT_MAX_CHUNKS];
 };
 
-#define GDRX_HTABLE_INIT(tag_, type_, init_) \
+#define GDRX_HTABLE_INIT(tag_, type_, init_, rank_) \
     { .tag = (tag_), .elem_size = sizeof(type_), .init = (init_), \
-      .lock = PTHREAD_MUTEX_INITIALIZER }
+      .lock = PTHREAD_MUTEX_INITIALIZER, .rank = (rank_) }
 
 /* The slot an id's index names, or NULL if the tag is wrong or the slot
  * was never created.  Says nothing about liveness. */
@@ -92,6 +95,11 @@ void gdrx_ht_retire(struct gdrx_hslot *s);
 
 /* Return a retired (or never published) slot to the free list. */
 void gdrx_ht_free(struct gdrx_htable *t, struct gdrx_hslot *s);
+
+/* The fork handlers (fork.c) hold the table's lock across fork, so that a
+ * child finds the free list consistent. */
+void gdrx_ht_fork_lock(struct gdrx_htable *t);
+void gdrx_ht_fork_unlock(struct gdrx_htable *t);
 
 /* Call fn on every slot ever handed out, live or not. */
 void gdrx_ht_foreach(struct gdrx_htable *t, void (*fn)(struct gdrx_hslot *s, void *arg),

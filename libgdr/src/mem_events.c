@@ -97,11 +97,14 @@ GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t c
     /* libcuda not loaded yet (-ENOENT): there is nothing to see yet; the
      * hooks come with gdrx_open or the next subscription.  Any other
      * failure means no interception here. */
-    int rc = gdrx_free_hook_enable();
+    int rc = gdrx_fork_guard_enable(); /* before the hooks' lock exists for fork */
+    if (rc)
+        return rc;
+    rc = gdrx_free_hook_enable();
     if (rc && rc != -ENOENT)
         return -ENOSYS;
 
-    pthread_mutex_lock(&sub_lock);
+    gdrx_mutex_lock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
     for (int i = 0; i < MAX_SUBS; i++) {
         struct sub_slot *s = &subs[i];
         if (atomic_load(&s->live_id) || atomic_load(&s->active))
@@ -112,11 +115,11 @@ GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t c
         uint64_t id = (next_generation++ << SLOT_BITS) | (uint64_t)i;
         atomic_store(&s->live_id, id);
         atomic_fetch_add_explicit(&nlive, 1, memory_order_release);
-        pthread_mutex_unlock(&sub_lock);
+        gdrx_mutex_unlock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
         sub_out->id = id;
         return 0;
     }
-    pthread_mutex_unlock(&sub_lock);
+    gdrx_mutex_unlock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
     return -ENOSPC;
 }
 
@@ -129,16 +132,26 @@ GDRX_EXPORT int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub)
     if (in_callback)
         return -EDEADLK;
     struct sub_slot *s = &subs[slot];
-    pthread_mutex_lock(&sub_lock);
+    gdrx_mutex_lock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
     uint64_t expected = sub.id;
     bool ended = atomic_compare_exchange_strong(&s->live_id, &expected, 0);
     if (ended)
         atomic_fetch_sub(&nlive, 1);
-    pthread_mutex_unlock(&sub_lock);
+    gdrx_mutex_unlock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
     if (!ended)
         return -EINVAL;
     /* Callbacks already past their check finish; none starts any more. */
     while (atomic_load(&s->active))
         sched_yield();
     return 0;
+}
+
+void gdrx_mem_events_fork_lock(void)
+{
+    gdrx_mutex_lock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
+}
+
+void gdrx_mem_events_fork_unlock(void)
+{
+    gdrx_mutex_unlock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
 }

@@ -21,4 +21,9 @@ int gdrx_mem_events_subscribed(void);
  * owns.  Allocations nobody pinned are not known, so not reported. */
 void gdrx_mem_events_context_released(int device, void *ctx);
 
+/* The fork handlers (fork.c) hold the subscription table's lock across
+ * fork. */
+void gdrx_mem_events_fork_lock(void);
+void gdrx_mem_events_fork_unlock(void);
+
 #endif /* GDRX_MEM_EVENTS_H */

@@ -29,7 +29,8 @@ static void pin_slot_init(struct gdrx_hslot *s)
     pthread_mutex_init(&pin->lock, NULL);
 }
 
-struct gdrx_htable gdrx_pin_table = GDRX_HTABLE_INIT(GDRX_PIN_TAG, struct gdrx_pin, pin_slot_init);
+struct gdrx_htable gdrx_pin_table = GDRX_HTABLE_INIT(GDRX_PIN_TAG, struct gdrx_pin, pin_slot_init,
+                                                    GDRX_LOCK_PIN_TABLE);
 
 int gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id, struct gdrx_pin **out)
 {
@@ -41,9 +42,9 @@ int gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id, struct gdrx_pin **out
      * does not exist here, so do not take it. */
     if (atomic_load_explicit(&pin->fp.err, memory_order_relaxed) == -ECHILD)
         return -ECHILD;
-    pthread_mutex_lock(&pin->lock);
+    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
     if (!gdrx_ht_is_live(&pin->h, id) || pin->ctx != ctx) {
-        pthread_mutex_unlock(&pin->lock);
+        gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
         return -EINVAL;
     }
     *out = pin;
@@ -93,10 +94,9 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
         return -EINVAL;
     }
     /* [dptr, dptr+len) must lie inside [base, base+size) (a SPAN only
-     * needs dptr there); written so that no sum can wrap. */
+     * needs dptr there). */
     int span = (req->flags & GDRX_PIN_FLAG_SPAN) != 0;
-    if (req->dptr < base || req->dptr - base >= size ||
-        (!span && (req->len > size || req->dptr - base > size - req->len))) {
+    if (!gdrx_range_within(base, size, req->dptr, span ? 1 : req->len)) {
         gdrx_dbg("[%#llx, +%zu) crosses the end of its allocation [%#llx, +%zu)",
                  (unsigned long long)req->dptr, req->len, (unsigned long long)base, size);
         return -EINVAL;
@@ -150,7 +150,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
 
     if (!pin)
         return -ENOMEM;
-    pthread_mutex_lock(&pin->lock);
+    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
     pin->state = GDRX_PIN_UNUSED;
     pin->ctx = ctx;
     pin->ops = ctx->ops;
@@ -170,8 +170,7 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     rc = ctx->ops->pin(ctx->bctx, req, &pin->bp);
     gdrx_fork_release();
     if (rc == 0) {
-        if (pin->bp.pin_base > req->dptr || req->dptr - pin->bp.pin_base > pin->bp.pin_size ||
-            pin->bp.pin_size - (req->dptr - pin->bp.pin_base) < req->len) {
+        if (!gdrx_range_within(pin->bp.pin_base, pin->bp.pin_size, req->dptr, req->len)) {
             gdrx_err("backend %s pinned [%#llx, +%zu), which misses the request",
                      ctx->ops->name, (unsigned long long)pin->bp.pin_base, pin->bp.pin_size);
             rc = -EIO;
@@ -190,12 +189,12 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
     gdrx_pin_on_pinned(pin);
     gdrx_ht_publish(&pin->h, *id);
     atomic_fetch_add_explicit(&ctx->pin_count, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     return 0;
 
 err_slot:
     pin->ctx = NULL;
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     gdrx_ht_free(&gdrx_pin_table, &pin->h);
     return rc;
 }

@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "lock_order.h"
+
 struct entry {
     uint64_t         lo, hi;
     struct gdrx_pin *pin;
@@ -48,7 +50,7 @@ int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t 
 {
     int rc = 0;
 
-    pthread_rwlock_wrlock(&index_lock);
+    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_WRITE);
     if (count == capacity) {
         size_t cap = capacity ? capacity * 2 : 64;
         struct entry *e = realloc(entries, cap * sizeof(*e));
@@ -67,13 +69,13 @@ int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t 
     if (hi - lo > span_max)
         span_max = hi - lo;
 out:
-    pthread_rwlock_unlock(&index_lock);
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
     return rc;
 }
 
 void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo)
 {
-    pthread_rwlock_wrlock(&index_lock);
+    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_WRITE);
     for (size_t i = lower_bound(lo); i < count && entries[i].lo == lo; i++) {
         if (entries[i].pin != pin || entries[i].id != id)
             continue;
@@ -83,14 +85,14 @@ void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo)
             span_max = 0;
         break;
     }
-    pthread_rwlock_unlock(&index_lock);
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
 }
 
 size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max)
 {
     size_t found = 0;
 
-    pthread_rwlock_rdlock(&index_lock);
+    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_READ);
     /* Only an entry starting at most span_max before lo can reach lo. */
     size_t i = lower_bound(lo > span_max ? lo - span_max : 0);
     for (; i < count && entries[i].lo < hi; i++) {
@@ -100,31 +102,23 @@ size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, s
             out[found] = (struct gdrx_pin_ref){ .pin = entries[i].pin, .id = entries[i].id };
         found++;
     }
-    pthread_rwlock_unlock(&index_lock);
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
     return found;
-}
-
-size_t gdrx_pin_index_size(void)
-{
-    pthread_rwlock_rdlock(&index_lock);
-    size_t n = count;
-    pthread_rwlock_unlock(&index_lock);
-    return n;
 }
 
 void gdrx_pin_index_fork_prepare(void)
 {
-    pthread_rwlock_wrlock(&index_lock);
+    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_WRITE);
 }
 
 void gdrx_pin_index_fork_parent(void)
 {
-    pthread_rwlock_unlock(&index_lock);
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
 }
 
 void gdrx_pin_index_fork_child(void)
 {
     count = 0;
     span_max = 0;
-    pthread_rwlock_unlock(&index_lock);
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
 }

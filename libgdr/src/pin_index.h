@@ -33,9 +33,6 @@ void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo);
  * exceeds max).  O(log n + pins near the range). */
 size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max);
 
-/* Entries in the index (for tests). */
-size_t gdrx_pin_index_size(void);
-
 /* fork: the prepare handler takes the lock, the parent's releases it, the
  * child's empties the index (the parent's pins are not the child's) and
  * releases it. */

@@ -97,8 +97,7 @@ int gdrx_pin_on_map(struct gdrx_pin *pin)
         return rc;
     const struct gdrx_backend_pin *bp = &pin->bp;
     const struct gdrx_pin_req *req = &pin->req;
-    if (!bp->cpu_base || bp->dbase > req->dptr || req->dptr - bp->dbase > bp->map_size ||
-        bp->map_size - (req->dptr - bp->dbase) < req->len) {
+    if (!bp->cpu_base || !gdrx_range_within(bp->dbase, bp->map_size, req->dptr, req->len)) {
         gdrx_err("backend %s mapped [%#llx, +%zu), which misses the pin",
                  pin->ops->name, (unsigned long long)bp->dbase, bp->map_size);
         pin->ops->unmap(pin->bctx, &pin->bp);
@@ -205,7 +204,7 @@ int gdrx_pin_on_unpin(struct gdrx_pin *pin)
     gdrx_ht_retire(&pin->h);
     pin->ctx = NULL;
     atomic_fetch_sub_explicit(&ctx->pin_count, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     gdrx_ht_free(&gdrx_pin_table, &pin->h);
     if (rc)
         gdrx_warn("unmapping at unpin failed (%d); the handle is gone regardless", rc);

@@ -71,7 +71,7 @@ static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64
 {
     struct gdrx_pin *pin = ref->pin;
 
-    pthread_mutex_lock(&pin->lock);
+    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
     const struct gdrx_pin_req *req = &pin->req;
     if (gdrx_ht_is_live(&pin->h, ref->id) && req->alloc_base < hi &&
         gdrx_pin_req_guard_end(req) > lo) {
@@ -80,7 +80,7 @@ static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64
                   (unsigned long long)req->dptr, req->len);
         gdrx_pin_on_freed(pin);
     }
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
 }
 
 /* The pins overlapping [lo, hi): *refs is local (room entries) or, when
@@ -142,11 +142,11 @@ void gdrx_core_context_released(int device, void *cuctx,
 
     for (size_t i = 0; i < n; i++) {
         struct gdrx_pin *pin = refs[i].pin;
-        pthread_mutex_lock(&pin->lock);
+        gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
         bool hit = gdrx_ht_is_live(&pin->h, refs[i].id) && !gdrx_pin_is_revoked(pin) &&
                    goes_with(pin, device, cuctx);
         struct gdrx_pin_req req = pin->req;
-        pthread_mutex_unlock(&pin->lock);
+        gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
         /* Each allocation once: its first free revokes its other pins. */
         if (hit)
             freed(req.alloc_base, req.alloc_size, req.device);

@@ -46,6 +46,7 @@ nvcc -o "$OUT/nvrm_sanity" "$OUT/obj/nvrm_sanity.o" "$OUT/obj/nvrm_sanity_life.o
 # The VMM probe: the backend's own files built into the program.  It maps
 # VMM memory before calling nvrm_trace_install(), to take the export route.
 PROBE_SRCS=("$SRC"/libgdr/src/nvrm/*.c "$SRC"/libgdr/src/log.c "$SRC"/libgdr/src/cuda_loader.c
+            "$SRC"/libgdr/src/lock_order.c
             "$SRC"/libgdr/src/hooks/got_import.c "$SRC"/libgdr/src/hooks/got_elf.c
             "$SRC"/libgdr/src/hooks/proc_maps.c "$G/nvrm_vmm_probe.c")
 mkdir -p "$OUT/obj/probe"
@@ -81,6 +82,10 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$SRC/
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -I"$CUDA/include" \
     "$G/free_paths.c" "$G/gpu_vmm.c" -o "$OUT/free_paths" -L"$OUT" -lgdrx \
     -L"$CUDA/lib64/stubs" -lcuda -Wl,-rpath,"$OUT"
+# fork() while threads pin, map, copy and unpin (tests/gpu/fork_stress.c).
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
+    "$G/fork_stress.c" -o "$OUT/fork_stress" -L"$OUT" -lgdrx -L"$CUDA/lib64" -lcudart -pthread \
+    -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 # What libcuda tells the RM when asked for a dma-buf (the nvrm backend's
 # route to memory mapped before gdrx_open): defines ioctl() itself.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/src/nvrm" -I"$CUDA/include" \
@@ -113,5 +118,5 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include"
     -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
      "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
-     "$OUT/free_paths, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
+     "$OUT/free_paths, $OUT/fork_stress, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
      "UCX's --with-gdrcopy), $OUT/gdrapi_sanity"

@@ -25,7 +25,7 @@ do_build() {
 
 have_build() {
     local f
-    for f in nvrm_sanity nvrm_vmm_probe nvrm_load_order gdrx-copylat gdrapi_sanity; do
+    for f in nvrm_sanity nvrm_vmm_probe nvrm_load_order gdrx-copylat gdrapi_sanity fork_stress; do
         [ -x "$B/$f" ] || return 1
     done
 }
@@ -45,6 +45,8 @@ do_run() {
     done
     # gdrcopy's API (libgdrapi.so.2) with the backend gdrx picks by itself
     (cd "$B" && GDRX_LOG_LEVEL=2 ./gdrapi_sanity) || rc=1
+    # fork() while 1, then 3 threads pin/map/copy/unpin: 1,000 forks each
+    (cd "$B" && GDRX_LOG_LEVEL=2 GDRX_BACKEND=nvrm ./fork_stress 1000) || rc=1
     echo "== as an unprivileged user"
     id "$USER_NAME" >/dev/null 2>&1 || useradd -M -r -s /bin/sh "$USER_NAME" || rc=1
     local uid gid
@@ -56,7 +58,8 @@ do_run() {
         AS_USER="runuser -u $USER_NAME --"
     fi
     for prog in "nvrm_sanity" "nvrm_sanity early" "nvrm_vmm_probe" \
-                "nvrm_load_order cuda-late" "nvrm_load_order gdrx-late" "gdrapi_sanity"; do
+                "nvrm_load_order cuda-late" "nvrm_load_order gdrx-late" "gdrapi_sanity" \
+                "fork_stress 1000"; do
         (cd "$B" && env -i PATH=/usr/bin:/bin HOME=/tmp GDRX_LOG_LEVEL=2 GDRX_BACKEND=nvrm \
             LD_LIBRARY_PATH="$B" $AS_USER ./$prog) || rc=1
     done

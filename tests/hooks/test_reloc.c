@@ -368,7 +368,9 @@ static void test_entry_patch_foreign_jmp(void)
     int (*fn)(int) = (int (*)(int))(void *)pg;
 
     memcpy(jmp + 1, &d, 4);
-    CU_ASSERT_EQUAL_FATAL(gdrx_entry_write(pg, jmp, 5), 0);
+    CU_ASSERT_FATAL(mprotect(pg, 4096, PROT_READ | PROT_WRITE) == 0);
+    memcpy(pg, jmp, 5);
+    CU_ASSERT_FATAL(mprotect(pg, 4096, PROT_READ | PROT_EXEC) == 0);
     CU_ASSERT_EQUAL(fn(2), 43);
     hook_calls = 0;
     CU_ASSERT_EQUAL_FATAL(gdrx_entry_patch(pg, (void *)hook_add_one, 0, &p), 0);

@@ -47,6 +47,7 @@ KMOD_GUEST_EXTRA =
 KMOD_LIBGDR_SUITES = tests/libgdr/test_api$(EXEEXT) \
 	tests/libgdr/test_pin_align$(EXEEXT) tests/libgdr/test_stale$(EXEEXT) \
 	tests/libgdr/test_threads$(EXEEXT) tests/libgdr/test_multi_gpu$(EXEEXT) \
+	tests/libgdr/test_fork_stress$(EXEEXT) \
 	tests/gdrapi/test_gdrapi$(EXEEXT)
 # Their environment in the guest: the sanitizer settings `make check` uses
 # (a sanitized build's payload carries its runtime, found by ldd), and a

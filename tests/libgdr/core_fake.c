@@ -209,7 +209,7 @@ struct gdrx_pin *fake_pin_map(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, u
     struct gdrx_pin *pin = fake_locked(ctx, *id);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pin);
     CU_ASSERT_EQUAL(gdrx_pin_map_locked(pin, cpu), 0);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     return pin;
 }
 

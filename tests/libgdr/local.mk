@@ -85,12 +85,13 @@ GDRX_THREAD_SUITES += tests/libgdr/test_threads
 # machine, revocation, fast-path checks, the free hook's index).
 GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/sync_memops.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
-	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/log.c
+	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c \
+	libgdr/src/sync_memops.c
 check_PROGRAMS += tests/libgdr/test_core_unit
 GDRX_SUITES    += tests/libgdr/test_core_unit
 tests_libgdr_test_core_unit_SOURCES  = tests/libgdr/test_core_unit.c tests/libgdr/core_fake.h \
 	tests/libgdr/core_fake.c $(GDRX_CORE_UNIT_SOURCES)
-tests_libgdr_test_core_unit_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_CORE_TEST_SEAM \
+tests_libgdr_test_core_unit_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DGDRX_CORE_TEST_SEAM -DGDRX_LOCK_ORDER_FATAL \
 	-I$(top_srcdir)/libgdr/src -I$(top_srcdir)/libgdr/include
 tests_libgdr_test_core_unit_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_core_unit_LDADD    = $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread
@@ -103,6 +104,24 @@ tests_libgdr_test_fork_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
 # -rdynamic: its madvise (a fork in the middle of a map) is the one libgdrx calls.
 tests_libgdr_test_fork_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
+
+# fork() while threads pin, map, copy and unpin (1,000 forks per case), on
+# the default backend and on nvrm under the RM-ioctl emulator; threaded, so
+# under TSan too.
+check_PROGRAMS += tests/libgdr/test_fork_stress tests/libgdr/test_fork_stress_nvrm
+GDRX_SUITES    += tests/libgdr/test_fork_stress tests/libgdr/test_fork_stress_nvrm
+GDRX_THREAD_SUITES += tests/libgdr/test_fork_stress tests/libgdr/test_fork_stress_nvrm
+tests_libgdr_test_fork_stress_SOURCES  = tests/libgdr/test_fork_stress.c
+tests_libgdr_test_fork_stress_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_fork_stress_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_fork_stress_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+tests_libgdr_test_fork_stress_nvrm_SOURCES  = tests/libgdr/test_fork_stress.c \
+	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
+tests_libgdr_test_fork_stress_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_STRESS_NVRM \
+	-I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu
+tests_libgdr_test_fork_stress_nvrm_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_fork_stress_nvrm_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+EXTRA_tests_libgdr_test_fork_stress_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
 check_PROGRAMS += tests/libgdr/test_cuda_load
 GDRX_SUITES    += tests/libgdr/test_cuda_load

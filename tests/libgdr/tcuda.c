@@ -64,6 +64,16 @@ void tc_default_backend(void)
     setenv("GDRX_BACKEND", "dmabuf", 0);
 }
 
+int tc_main(int argc, char **argv, const struct gdrx_test_suite *suites,
+            int (*before)(char **argv))
+{
+    if (before && before(argv) != 0)
+        return 1;
+    tc_default_backend();
+    tc_load();
+    return gdrx_test_main(argc, argv, suites);
+}
+
 int tc_setup(int dev)
 {
     CUdevice d;

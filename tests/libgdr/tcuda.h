@@ -65,6 +65,12 @@ int tc_load(void);
 /* Set GDRX_BACKEND to dmabuf unless the environment chose one. */
 void tc_default_backend(void);
 
+/* main() of a libgdrx suite: before(argv) first when not NULL (non-zero:
+ * the program ends with status 1; e.g. nvt_use_nvrm), then the default
+ * backend, libcuda loaded, and the suites run. */
+int tc_main(int argc, char **argv, const struct gdrx_test_suite *suites,
+            int (*before)(char **argv));
+
 /* In a test case: cuInit and make device `dev`'s primary context current.
  * Fails the case (CU_FAIL) and returns -1 when that is impossible. */
 int tc_setup(int dev);

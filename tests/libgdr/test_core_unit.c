@@ -22,6 +22,13 @@
 #define ALLOC_A 0x7000000000ull
 #define ALLOC_B 0x7100000000ull
 
+/* Entries in the free hook's index: every range there overlaps the whole
+ * address space. */
+static size_t index_size(void)
+{
+    return gdrx_pin_index_find(0, UINT64_MAX, NULL, 0);
+}
+
 static gdrx_pin_t handle(uint64_t id)
 {
     return (gdrx_pin_t){ .id = id };
@@ -33,7 +40,7 @@ static int state_of(struct gdrx_ctx *ctx, uint64_t id)
     if (!pin)
         return -1;
     int s = (int)pin->state;
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     return s;
 }
 
@@ -43,7 +50,7 @@ static int unmap(struct gdrx_ctx *ctx, uint64_t id)
     if (!pin)
         return -1;
     int rc = gdrx_pin_on_unmap(pin);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     return rc;
 }
 
@@ -53,7 +60,7 @@ static int map(struct gdrx_ctx *ctx, uint64_t id, void **cpu)
     if (!pin)
         return -1;
     int rc = gdrx_pin_map_locked(pin, cpu);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     return rc;
 }
 
@@ -137,7 +144,7 @@ static void test_states_and_errors(void)
     CU_ASSERT_EQUAL(unmap(&ctx, id), -EINVAL);
     CU_ASSERT_EQUAL(unpin(&ctx, id), 0);
     CU_ASSERT_EQUAL(fk.unpins, 1); /* not twice */
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 0);
+    CU_ASSERT_EQUAL(index_size(), 0);
     fake_ctx_fini(&ctx);
 }
 
@@ -215,11 +222,11 @@ static void test_free_sees_only_its_pins(void)
         CU_ASSERT_EQUAL(unpin(&ctx, many[i]), 0);
     free(many);
     CU_ASSERT(atomic_load(&gdrx_pin_table.used) >= 3000);
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 0);
+    CU_ASSERT_EQUAL(index_size(), 0);
     for (int i = 0; i < 3; i++)
         CU_ASSERT_EQUAL(gdrx_pin_create(&ctx, ALLOC_A + (uint64_t)i * 100000, 100, 0, &a[i]), 0);
     CU_ASSERT_EQUAL(gdrx_pin_create(&ctx, ALLOC_B + 3 * MiB, 100, 0, &b), 0);
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 4);
+    CU_ASSERT_EQUAL(index_size(), 4);
 
     struct gdrx_pin_ref refs[4];
     CU_ASSERT_EQUAL(gdrx_pin_index_find(ALLOC_B, ALLOC_B + 4 * MiB, refs, 4), 1);
@@ -231,7 +238,7 @@ static void test_free_sees_only_its_pins(void)
     for (int i = 0; i < 3; i++)
         CU_ASSERT_EQUAL(state_of(&ctx, a[i]), GDRX_PIN_REVOKED);
     CU_ASSERT_EQUAL(state_of(&ctx, b), GDRX_PIN_PINNED);
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 1);
+    CU_ASSERT_EQUAL(index_size(), 1);
     /* a pin whose allocation went unseen still overlaps a later one */
     fake_free(ALLOC_B);
     fake_alloc(ALLOC_B + MiB, MiB);
@@ -244,7 +251,7 @@ static void test_free_sees_only_its_pins(void)
         CU_ASSERT_EQUAL(unpin(&ctx, a[i]), 0);
     CU_ASSERT_EQUAL(unpin(&ctx, b), 0);
     CU_ASSERT_EQUAL(unpin(&ctx, id), 0);
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 0);
+    CU_ASSERT_EQUAL(index_size(), 0);
     fake_ctx_fini(&ctx);
 }
 
@@ -280,7 +287,7 @@ static void test_index_matches_scan(void)
     }
     for (int i = 1; i < N; i += 2)
         gdrx_pin_index_remove(&fake_pins[i], (uint64_t)i + 1, lo[i]);
-    CU_ASSERT_EQUAL(gdrx_pin_index_size(), 0);
+    CU_ASSERT_EQUAL(index_size(), 0);
 }
 
 /* ---- the sequence counter ---- */
@@ -391,7 +398,7 @@ static void test_copies_race_publication(void)
     f.dst = (char *)cpu + 4096 + 64; /* inside the 64 KiB the fake mapped */
     CU_ASSERT_FATAL(f.dst < other || f.dst >= other + 8192);
     CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, copier, &f), 0);
-    pthread_mutex_lock(&pin->lock);
+    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
     /* until both sides did plenty (the copier may start late) */
     for (int i = 0; i < 20000 || atomic_load(&f.calls) < 20000; i++) {
         pin->bp.cpu_base = i & 1 ? (void *)other : cpu;
@@ -401,7 +408,7 @@ static void test_copies_race_publication(void)
     pin->bp.cpu_base = cpu;
     pin->req.len = 4096;
     gdrx_pin_fp_publish(pin, 0);
-    pthread_mutex_unlock(&pin->lock);
+    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
     atomic_store(&f.stop, 1);
     pthread_join(t, NULL);
     CU_ASSERT_EQUAL(f.torn, 0);
@@ -411,7 +418,49 @@ static void test_copies_race_publication(void)
     fake_ctx_fini(&ctx);
 }
 
+/* The lock-order check (lock_order.h): taking locks in rank order passes,
+ * an outer lock taken under an inner one, or two of one rank, aborts this
+ * build (GDRX_LOCK_ORDER_FATAL). */
+static pthread_mutex_t order_a = PTHREAD_MUTEX_INITIALIZER, order_b = PTHREAD_MUTEX_INITIALIZER;
+
+static void take_two(enum gdrx_lock_rank first, enum gdrx_lock_rank second)
+{
+    gdrx_mutex_lock(&order_a, first);
+    gdrx_mutex_lock(&order_b, second);
+    gdrx_mutex_unlock(&order_b, second);
+    gdrx_mutex_unlock(&order_a, first);
+}
+
+static void in_order(void *arg)
+{
+    (void)arg;
+    take_two(GDRX_LOCK_PIN, GDRX_LOCK_MAP);
+    take_two(GDRX_LOCK_MAP, GDRX_LOCK_BACKEND);
+    take_two(GDRX_LOCK_BACKEND, GDRX_LOCK_TRACE);
+    take_two(GDRX_LOCK_CTX_TABLE, GDRX_LOCK_PIN_TABLE);
+}
+
+static void backend_then_map(void *arg)
+{
+    (void)arg;
+    take_two(GDRX_LOCK_BACKEND, GDRX_LOCK_MAP); /* the fork hang of issue 29 */
+}
+
+static void two_pins(void *arg)
+{
+    (void)arg;
+    take_two(GDRX_LOCK_PIN, GDRX_LOCK_PIN);
+}
+
+static void test_lock_order_checked(void)
+{
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(in_order, NULL), 0);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(backend_then_map, NULL), SIGABRT);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(two_pins, NULL), SIGABRT);
+}
+
 static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_lock_order_checked),
     GDRX_TEST_CASE(test_old_handle_cannot_reach_reused_slot),
     GDRX_TEST_CASE(test_states_and_errors),
     GDRX_TEST_CASE(test_revoke_mapped),

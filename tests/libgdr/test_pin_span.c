@@ -16,6 +16,9 @@
 #include "tcuda.h"
 #ifdef PIN_SPAN_NVRM
 #  include "nvrm_reexec.h"
+#  define BEFORE nvt_use_nvrm
+#else
+#  define BEFORE NULL
 #endif
 
 #define KiB 1024u
@@ -305,12 +308,5 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-#ifdef PIN_SPAN_NVRM
-    if (nvt_under_emulator(argv) != 0)
-        return 1;
-    setenv("GDRX_BACKEND", "nvrm", 1);
-#endif
-    tc_default_backend();
-    tc_load();
-    return gdrx_test_main(argc, argv, suites);
+    return tc_main(argc, argv, suites, BEFORE);
 }

@@ -64,6 +64,7 @@ tests_nvrm_test_nvrm_unit_SOURCES = \
 	$(GDRX_NVRM_SOURCES) \
 	libgdr/src/log.c \
 	libgdr/src/cuda_loader.c \
+	libgdr/src/lock_order.c \
 	libgdr/src/hooks/proc_maps.c \
 	libgdr/src/hooks/got_import.c \
 	libgdr/src/hooks/got_elf.c

@@ -81,3 +81,11 @@ int nvt_under_emulator(char **argv)
     fprintf(stderr, "re-exec under the emulator failed: %s\n", strerror(errno));
     return -1;
 }
+
+int nvt_use_nvrm(char **argv)
+{
+    if (nvt_under_emulator(argv) != 0)
+        return -1;
+    setenv("GDRX_BACKEND", "nvrm", 1);
+    return 0;
+}

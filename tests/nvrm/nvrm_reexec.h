@@ -14,6 +14,10 @@
  * (message printed) when it cannot. */
 int nvt_under_emulator(char **argv);
 
+/* nvt_under_emulator, then GDRX_BACKEND=nvrm: for a libgdrx suite built
+ * to run on the nvrm backend (tc_main's before). */
+int nvt_use_nvrm(char **argv);
+
 /* A file built in tests/nvrm: $GDRX_TEST_BUILDDIR/tests/nvrm/<rel>, else
  * found from this program's own directory.  rel is "name" or ".libs/name".
  * 0 and the path in out, or -1. */

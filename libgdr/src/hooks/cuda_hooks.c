@@ -514,25 +514,33 @@ static int armed_locked(void)
 }
 
 /* A fork while another thread patches would leave `lock` held in the
- * child, whose next cuGetProcAddress would then hang. */
-static void fork_prepare(void)
+ * child, whose next cuGetProcAddress would then hang.  In libgdrx the
+ * library's one set of fork handlers (fork.c) takes it in the lock order
+ * (lock_order.h: CUDA_HOOKS); a program built on these files alone
+ * registers its own. */
+void gdrx_cuda_hooks_fork_lock(void)
 {
     pthread_mutex_lock(&lock);
 }
 
-static void fork_release(void)
+void gdrx_cuda_hooks_fork_unlock(void)
 {
     pthread_mutex_unlock(&lock);
 }
 
+#ifndef GDRX_HAVE_FREE_HOOKS
 static void register_atfork(void)
 {
-    (void)pthread_atfork(fork_prepare, fork_release, fork_release);
+    (void)pthread_atfork(gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock,
+                         gdrx_cuda_hooks_fork_unlock);
 }
+#endif
 
 int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_fn cs)
 {
+#ifndef GDRX_HAVE_FREE_HOOKS
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+#endif
     int rc = 0;
 
     if (!s)
@@ -550,7 +558,9 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_
     }
     sink = s;
     ctx_sink = cs;
+#ifndef GDRX_HAVE_FREE_HOOKS
     pthread_once(&atfork_once, register_atfork);
+#endif
     in_hook = true;
     rc = install_locked(lib);
     in_hook = false;

@@ -51,6 +51,12 @@ typedef void (*gdrx_cuda_hooks_ctx_sink_fn)(int device, void *ctx);
  */
 int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink, gdrx_cuda_hooks_ctx_sink_fn ctx_sink);
 
+/* Hold / release the hooks' lock across fork: libgdrx's fork handlers call
+ * these in its lock order (built with GDRX_HAVE_FREE_HOOKS); without that
+ * define, install registers fork handlers of its own that do. */
+void gdrx_cuda_hooks_fork_lock(void);
+void gdrx_cuda_hooks_fork_unlock(void);
+
 /* Number of function entries patched now (for tests and diagnostics). */
 int gdrx_cuda_hooks_count(void);
 

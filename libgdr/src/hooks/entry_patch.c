@@ -167,11 +167,6 @@ static int write_code(void *at, const uint8_t *bytes, size_t n, int prot)
     return 0;
 }
 
-int gdrx_entry_write(void *at, const uint8_t *bytes, size_t n)
-{
-    return write_code(at, bytes, n, -1);
-}
-
 static void log_refusal(const void *target, int rc)
 {
     const uint8_t *b = target;

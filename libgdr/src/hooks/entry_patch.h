@@ -84,9 +84,4 @@ int gdrx_entry_patch(void *target, void *hook, int kind, struct gdrx_entry_patch
 int gdrx_entry_disarm(struct gdrx_entry_patch *p);
 int gdrx_entry_arm(struct gdrx_entry_patch *p);
 
-/* Store n (<= 16) bytes at code address at with one atomic write, the page
- * writable only meanwhile; for patches and tests.  0, -ENOTSUP if the
- * bytes straddle an aligned 16-byte block, or -errno. */
-int gdrx_entry_write(void *at, const uint8_t *bytes, size_t n);
-
 #endif /* GDRX_ENTRY_PATCH_H */

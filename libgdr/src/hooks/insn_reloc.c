@@ -162,18 +162,6 @@ with_modrm:
     return 0;
 }
 
-int gdrx_insn_length(const uint8_t *code, size_t *rip_disp)
-{
-    struct insn in;
-    int rc = decode(code, &in);
-
-    if (rc)
-        return rc;
-    if (rip_disp)
-        *rip_disp = in.rip_disp;
-    return (int)in.len;
-}
-
 static bool fits_rel32(int64_t d)
 {
     return d >= INT32_MIN && d <= INT32_MAX;

@@ -35,8 +35,4 @@ struct gdrx_insn_reloc {
 int gdrx_insn_relocate(const uint8_t *src, size_t min_len, uint8_t *dst, size_t dst_cap,
                        struct gdrx_insn_reloc *out);
 
-/* Length of the instruction at code, or -ENOTSUP; *rip_disp gets the
- * offset of a rip-relative disp32 in it (0 if none). */
-int gdrx_insn_length(const uint8_t *code, size_t *rip_disp);
-
 #endif /* GDRX_INSN_RELOC_H */

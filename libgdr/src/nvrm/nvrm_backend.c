@@ -18,9 +18,12 @@
  * context gets a client of its own (the inherited state is set aside
  * without any RM call).
  *
- * Lock order: the core's pin lock -> `lock` below -> the trace's leaf lock.
- * CUDA calls made under `lock` (IPC handle, VMM export) only reach the
- * trace lock through libcuda's ioctls.
+ * Lock order (lock_order.h): the core's pin lock -> the fork guard ->
+ * `lock` below (BACKEND) -> the trace's install lock -> the trace's leaf
+ * lock.  CUDA calls made under `lock` (IPC handle, VMM export) only reach
+ * the trace lock through libcuda's ioctls; libcuda is loaded before `lock`
+ * is taken.  fork() takes them all in that order through the ops table's
+ * fork_lock (fork.c); the backend registers no fork handler itself.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +34,7 @@
 #include "backend.h"
 #include "cuda_loader.h"
 #include "hooks/got_import.h"
+#include "lock_order.h"
 #include "log.h"
 #include "nvrm_client.h"
 #include "nvrm_cuda.h"
@@ -62,21 +66,20 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nvrm_state *state;
 /* States inherited over fork stay reachable (leak checkers) but unused. */
 static struct nvrm_state *abandoned;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* fork() takes both locks in the documented order, so that neither is
- * left held in the child by another thread. */
-static void lock_all(void)
+/* The library's fork handlers: every lock of the backend, in the order,
+ * so that none is left held in the child by another thread. */
+static void nvrm_fork_lock(void)
 {
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     nvrm_trace_fork_lock();
 }
-static void unlock_all(void)
+
+static void nvrm_fork_unlock(void)
 {
     nvrm_trace_fork_unlock();
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
 }
-static void register_atfork(void) { pthread_atfork(lock_all, unlock_all, unlock_all); }
 
 static int nvrm_open(void **out)
 {
@@ -84,13 +87,19 @@ static int nvrm_open(void **out)
     const struct nvrm_cuda *cx = NULL;
     int rc;
 
-    pthread_once(&atfork_once, register_atfork);
+    /* libcuda first, with no lock held (the loader's lock ranks above
+     * `lock`; a CUDA-less process fails here, changing nothing) */
+    rc = gdrx_cuda_get(&cu);
+    if (rc == 0)
+        rc = nvrm_cuda_get(&cx);
+    if (rc)
+        return rc;
     struct nvrm_bctx *b = calloc(1, sizeof(*b));
     if (!b)
         return -ENOMEM;
     b->pid = getpid();
 
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     if (state && state->pid != b->pid) {
         gdrx_info("nvrm: new process (fork): setting the parent's RM client aside");
         nvrm_client_abandon(&state->client);
@@ -101,14 +110,10 @@ static int nvrm_open(void **out)
     }
     if (!state) {
         struct nvrm_state *s = calloc(1, sizeof(*s));
-        rc = s ? gdrx_cuda_get(&cu) : -ENOMEM;
-        if (rc == 0)
-            rc = nvrm_cuda_get(&cx);
-        if (rc == 0)
-            rc = nvrm_client_open(&s->client, cu, cx);
+        rc = s ? nvrm_client_open(&s->client, cu, cx) : -ENOMEM;
         if (rc) {
             free(s);
-            pthread_mutex_unlock(&lock);
+            gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
             free(b);
             return rc;
         }
@@ -125,7 +130,7 @@ static int nvrm_open(void **out)
             gdrx_info("nvrm: CUDA memory mapped from now on is traced");
     }
     state->refs++;
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     *out = b;
     return 0;
 }
@@ -154,7 +159,7 @@ static void nvrm_close(void *bctx)
 {
     struct nvrm_bctx *b = bctx;
 
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     if (b->pid == getpid() && state && state->pid == b->pid && --state->refs == 0) {
         struct nvrm_state *s = state;
         /* Pins are gone (the core unpins before closing); objects left
@@ -169,7 +174,7 @@ static void nvrm_close(void *bctx)
         free(s);
         state = NULL;
     }
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     free(b);
 }
 
@@ -207,10 +212,10 @@ static int lock_pin(const struct nvrm_bctx *b, const struct gdrx_backend_pin *bp
 
     if (!p)
         return -EINVAL;
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     *s = state_for(b->pid);
     if (!*s || p->pid != b->pid) {
-        pthread_mutex_unlock(&lock);
+        gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
         return refuse_inherited(p->pid);
     }
     return 0;
@@ -226,7 +231,7 @@ static int nvrm_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_back
     struct nvrm_pin *p = calloc(1, sizeof(*p));
     if (!p)
         return -ENOMEM;
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     struct nvrm_state *s = state_for(b->pid);
     int rc = s ? 0 : -ECHILD;
     if (rc == 0)
@@ -235,7 +240,7 @@ static int nvrm_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_back
         rc = nvrm_discover(&s->client, req, &src);
     if (rc == 0)
         rc = nvrm_object_get(&s->client, &s->objects, req->device, &src, &obj);
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     if (!s)
         refuse_inherited(b->pid);
     if (rc) {
@@ -266,7 +271,7 @@ static int nvrm_unpin(void *bctx, struct gdrx_backend_pin *bp)
     if (p->view)
         nvrm_view_release(&s->client, p->obj, p->view, p->cpu, p->len, 1);
     nvrm_object_put(&s->client, &s->objects, p->obj);
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     free(p);
     bp->priv = NULL;
     return 0;
@@ -284,7 +289,7 @@ static int nvrm_map(void *bctx, struct gdrx_backend_pin *bp)
     rc = p->view ? -EEXIST : nvrm_view_map(&s->client, p->obj, p->off, p->len, &p->view, &cpu);
     if (rc == 0)
         p->cpu = cpu;
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     if (rc)
         return rc;
     bp->cpu_base = cpu;
@@ -309,7 +314,7 @@ static int nvrm_unmap(void *bctx, struct gdrx_backend_pin *bp)
     } else {
         rc = -EINVAL;
     }
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     if (rc == 0) {
         bp->cpu_base = NULL;
         bp->map_size = 0;
@@ -332,7 +337,7 @@ static int nvrm_is_stale(void *bctx, struct gdrx_backend_pin *bp)
         nvrm_object_unlink(&s->objects, p->obj);
         rc = 1;
     }
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     return rc;
 }
 
@@ -340,11 +345,11 @@ static int nvrm_driver_version(void *bctx, uint64_t *version)
 {
     struct nvrm_bctx *b = bctx;
 
-    pthread_mutex_lock(&lock);
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
     struct nvrm_state *s = state_for(b->pid);
     if (s)
         *version = s->client.version_code;
-    pthread_mutex_unlock(&lock);
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     return s ? 0 : refuse_inherited(b->pid);
 }
 
@@ -361,4 +366,6 @@ const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {
     .unmap = nvrm_unmap,
     .is_stale = nvrm_is_stale,
     .driver_version = nvrm_driver_version,
+    .fork_lock = nvrm_fork_lock,
+    .fork_unlock = nvrm_fork_unlock,
 };

@@ -29,13 +29,6 @@ static int window_offset(const struct gdrx_pin_req *req, uint64_t alloc_off, uin
     return (*out & 0xfff) ? -EINVAL : 0;
 }
 
-/* Whether [lo, lo+len) lies inside [base, base+length), with no sum that
- * can wrap. */
-static int inside(uint64_t lo, uint64_t len, uint64_t base, uint64_t length)
-{
-    return lo >= base && len <= length && lo - base <= length - len;
-}
-
 static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
 {
     struct nvrm_trace_hit hit;
@@ -43,7 +36,7 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
     if (nvrm_trace_lookup(req->dptr, &hit) != 0)
         return -ENOENT;
     /* The allocation CUDA reports must lie inside the recorded mapping. */
-    if (!inside(req->alloc_base, req->alloc_size, hit.base, hit.length)) {
+    if (!gdrx_range_within(hit.base, hit.length, req->alloc_base, req->alloc_size)) {
         gdrx_err("nvrm: allocation [%#llx, +%#zx) is not inside the RM mapping [%#llx, +%#llx)",
                  (unsigned long long)req->alloc_base, req->alloc_size,
                  (unsigned long long)hit.base, (unsigned long long)hit.length);
@@ -51,7 +44,8 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
     }
     /* A span's window must be of the same mapping too (the object's VAs
      * are contiguous only within it). */
-    if (gdrx_pin_req_spans(req) && !inside(req->win_base, req->win_size, hit.base, hit.length)) {
+    if (gdrx_pin_req_spans(req) &&
+        !gdrx_range_within(hit.base, hit.length, req->win_base, req->win_size)) {
         gdrx_dbg("nvrm: span [%#llx, +%#zx) leaves the RM mapping [%#llx, +%#llx)",
                  (unsigned long long)req->win_base, req->win_size,
                  (unsigned long long)hit.base, (unsigned long long)hit.length);

@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "nvrm_rm.h"
+#include "range.h"
 
 static int key_matches(const struct nvrm_object *o, int ordinal, const struct nvrm_source *s)
 {
@@ -280,7 +281,7 @@ static int view_mmap(const struct nvrm_view *v, uint64_t off, uint64_t len, uint
 int nvrm_view_map(struct nvrm_client *c, struct nvrm_object *o, uint64_t off, uint64_t len,
                   struct nvrm_view **view, uint8_t **cpu)
 {
-    if ((off | len) & (NVRM_PAGE_SIZE - 1) || len == 0 || off > o->size || len > o->size - off)
+    if ((off | len) & (NVRM_PAGE_SIZE - 1) || len == 0 || !gdrx_range_within(0, o->size, off, len))
         return -EINVAL;
     struct nvrm_view *v;
     for (v = o->views; v; v = v->next)

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "lock_order.h"
 #include "log.h"
 #include "nvrm_hmap.h"
 
@@ -26,7 +27,8 @@ struct va_record {
 };
 
 /*
- * Lock order: leaf.  Never held while calling out of this file.
+ * Lock order: leaf (TRACE in lock_order.h), taken in every traced ioctl.
+ * Never held while calling out of this file.
  * srcs:  (client, memory) -> a = serial, b = parent handle (0 if unknown).
  * conts: (client, client) and (client, device) -> a = the serial counter's
  *        value when it was last freed (0: never).  A source is dead once
@@ -182,7 +184,7 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
 {
     if (!is_uvm_fd(fd))
         return;
-    pthread_mutex_lock(&trace_lock);
+    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
     check_owner_locked();
     if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION) {
         const struct nvrm_uvm_map_external *p = arg;
@@ -195,7 +197,7 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
         const struct nvrm_uvm_unmap_external *p = arg;
         drop_range_locked(p->base, p->length);
     }
-    pthread_mutex_unlock(&trace_lock);
+    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
 }
 
 /* The dma-buf export the calling thread asked CUDA for (see
@@ -256,10 +258,10 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
         const struct nvrm_rm_free *f = arg;
         if (f->status != NVRM_OK)
             return;
-        pthread_mutex_lock(&trace_lock);
+        gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
         check_owner_locked();
         object_freed_locked(f->h_root, f->h_object);
-        pthread_mutex_unlock(&trace_lock);
+        gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
     } else if (nr == NVRM_ESC_RM_ALLOC && (size == sizeof(struct nvrm_rm_alloc) ||
                                            size == sizeof(struct nvrm_rm_alloc_rights))) {
         const struct nvrm_rm_alloc *a = arg;
@@ -268,7 +270,7 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
                                : ((const struct nvrm_rm_alloc_rights *)arg)->status;
         if (st != NVRM_OK || a->h_class != NVRM_CLASS_MEMORY_LOCAL)
             return;
-        pthread_mutex_lock(&trace_lock);
+        gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
         check_owner_locked();
         /* The parent first: its entry must exist before the source's
          * serial is taken, so a later free of it is ordered after. */
@@ -277,7 +279,7 @@ void nvrm_trace_observe(int fd, unsigned long req, void *arg)
             if (s)
                 s->b = a->h_parent;
         }
-        pthread_mutex_unlock(&trace_lock);
+        gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
     }
 }
 
@@ -326,7 +328,7 @@ int nvrm_trace_install(nvrm_patch_slot_fn patch)
 {
     if (!patch)
         return -EINVAL;
-    pthread_mutex_lock(&install_lock);
+    gdrx_mutex_lock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
     int rc = 0;
     if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE)) {
         rc = patch("libcuda.so", "ioctl", (void *)trace_ioctl, &chain_ioctl);
@@ -336,7 +338,7 @@ int nvrm_trace_install(nvrm_patch_slot_fn patch)
         if (rc == 0)
             __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&install_lock);
+    gdrx_mutex_unlock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
     return rc;
 }
 
@@ -345,13 +347,24 @@ int nvrm_trace_installed(void)
     return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
 }
 
-void nvrm_trace_fork_lock(void) { pthread_mutex_lock(&trace_lock); }
-void nvrm_trace_fork_unlock(void) { pthread_mutex_unlock(&trace_lock); }
+/* Both locks, in the order; the GOT patcher's lock is only ever taken
+ * under install_lock (nvrm_trace_install), so no thread holds it now. */
+void nvrm_trace_fork_lock(void)
+{
+    gdrx_mutex_lock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
+    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
+}
+
+void nvrm_trace_fork_unlock(void)
+{
+    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
+    gdrx_mutex_unlock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
+}
 
 int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out)
 {
     int rc = -ENOENT;
-    pthread_mutex_lock(&trace_lock);
+    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
     check_owner_locked();
     size_t i = first_above_locked(va);
     if (i < t.nrecs && t.recs[i].base <= va) {
@@ -365,25 +378,25 @@ int nvrm_trace_lookup(uint64_t va, struct nvrm_trace_hit *out)
             drop_range_locked(r->base, r->length); /* its object was freed */
         }
     }
-    pthread_mutex_unlock(&trace_lock);
+    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
     return rc;
 }
 
 uint64_t nvrm_trace_adopt(nvrm_handle_t h_client, nvrm_handle_t h_memory)
 {
-    pthread_mutex_lock(&trace_lock);
+    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
     check_owner_locked();
     const struct nvrm_hmap_entry *s = adopt_locked(h_client, h_memory, 0);
     uint64_t serial = s ? s->a : 0;
-    pthread_mutex_unlock(&trace_lock);
+    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
     return serial;
 }
 
 int nvrm_trace_source_live(nvrm_handle_t h_client, nvrm_handle_t h_memory, uint64_t serial)
 {
-    pthread_mutex_lock(&trace_lock);
+    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
     check_owner_locked();
     int live = source_live_locked(h_client, h_memory, serial);
-    pthread_mutex_unlock(&trace_lock);
+    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
     return live;
 }

@@ -98,8 +98,8 @@ void nvrm_trace_capture_end(void);
 /* The wrapper's work on one completed ioctl (exposed for unit tests). */
 void nvrm_trace_observe(int fd, unsigned long req, void *arg);
 
-/* Take / release the trace's leaf lock around fork(), from the backend's
- * atfork handlers (after its own lock, the documented order). */
+/* Take / release the trace's locks (install, then tables) around fork(),
+ * from the backend's fork_lock op (after its own lock: lock_order.h). */
 void nvrm_trace_fork_lock(void);
 void nvrm_trace_fork_unlock(void);
 

@@ -1,0 +1,50 @@
+/*
+ * lock_order.c - the per-thread check of the lock order (lock_order.h).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Each thread keeps one bit per rank it holds.  Taking rank r while a bit
+ * at r or above is set breaks the order: reported, and fatal in
+ * GDRX_LOCK_ORDER_FATAL and GDRX_DEBUG builds (tests/libgdr/test_core_unit
+ * is one).  A fork child inherits the forking thread's
+ * bits, which the child handler clears by releasing what prepare took.
+ */
+#include "lock_order.h"
+
+#include <stdlib.h>
+
+#include "log.h"
+
+_Static_assert(GDRX_LOCK_RANKS <= 32, "one bit per rank");
+
+static _Thread_local unsigned held;
+
+static const char *const names[GDRX_LOCK_RANKS] = {
+    [GDRX_LOCK_CTX] = "context",           [GDRX_LOCK_PIN] = "pin",
+    [GDRX_LOCK_DEVCTX] = "devctx",         [GDRX_LOCK_CUDA_LOADER] = "cuda loader",
+    [GDRX_LOCK_FREE_HOOK] = "free hook",   [GDRX_LOCK_CUDA_HOOKS] = "cuda hooks",
+    [GDRX_LOCK_MAP] = "map (fork guard)",  [GDRX_LOCK_BACKEND] = "backend",
+    [GDRX_LOCK_TRACE_INSTALL] = "trace install", [GDRX_LOCK_TRACE] = "trace",
+    [GDRX_LOCK_INDEX] = "pin index",       [GDRX_LOCK_SUBSCRIBERS] = "subscribers",
+    [GDRX_LOCK_CTX_TABLE] = "context table", [GDRX_LOCK_PIN_TABLE] = "pin table",
+};
+
+void gdrx_lock_order_take(enum gdrx_lock_rank r)
+{
+    unsigned bit = 1u << r;
+
+    if (held >= bit) {
+        int worst = 31 - __builtin_clz(held);
+        gdrx_err("lock order broken: taking the %s lock while holding the %s lock "
+                 "(lock_order.h)", names[r], names[worst]);
+#if defined(GDRX_LOCK_ORDER_FATAL) || defined(GDRX_DEBUG)
+        abort();
+#endif
+    }
+    held |= bit;
+}
+
+void gdrx_lock_order_drop(enum gdrx_lock_rank r)
+{
+    held &= ~(1u << r);
+}

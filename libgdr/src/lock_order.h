@@ -1,0 +1,107 @@
+/*
+ * lock_order.h - the one lock order of libgdrx, and the lock calls that
+ * check it.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Every lock of the library has a rank below; a thread takes locks only in
+ * increasing rank (outer to inner) and never two of one rank.  The ranks,
+ * outer to inner, with what a holder of each may go on to take:
+ *
+ *   CTX          ctx->lock (context.c): read for every operation on a
+ *                context, write to open or close it.  Per context.
+ *   PIN          pin->lock (pin.c): every state change of one pin.  Per
+ *                pin; one at a time (close, the free hook and a context
+ *                release lock the pins one by one).
+ *   DEVCTX       a context's primary-context table (devctx.c); calls CUDA.
+ *   CUDA_LOADER  loading libcuda (cuda_loader.c, once); calls CUDA.
+ *   FREE_HOOK    deciding whether to install the CUDA hooks (free_hook.c);
+ *                installs them under it.
+ *   CUDA_HOOKS   the hooks' patch table (hooks/cuda_hooks.c); patches
+ *                libcuda's entries under it (hooks/entry_patch.c's own
+ *                lock is only ever taken under this one).
+ *   MAP          the fork guard (fork_guard.c): held for reading while a
+ *                backend pins or maps, so that no fork falls between a
+ *                backend's mmap and its MADV_DONTFORK.
+ *   BACKEND      a backend's own state (nvrm/nvrm_backend.c); calls CUDA.
+ *   TRACE_INSTALL  installing the nvrm ioctl trace (nvrm/nvrm_trace.c); the
+ *                GOT patcher's lock (hooks/got_import.c) is only ever taken
+ *                under it.
+ *   TRACE        the nvrm ioctl trace's tables (nvrm/nvrm_trace.c): taken
+ *                in every ioctl libcuda makes once the trace is installed,
+ *                so under any lock above that calls CUDA.  Leaf.
+ *   INDEX        the free hook's index of pins (pin_index.c).  Leaf.
+ *   SUBSCRIBERS  the memory-event subscriptions (mem_events.c).  Leaf.
+ *   CTX_TABLE, PIN_TABLE  the handle tables' free lists (handle_table.c).
+ *                Leaves.
+ *
+ * No lock is held while copying, nor while calling a subscriber back.
+ *
+ * fork(): fork.c's prepare handler takes every process-wide lock above
+ * (from CUDA_LOADER on) in this order, so no other thread holds one while
+ * the process is copied; the parent and child handlers release them.  The
+ * per-object locks (CTX, PIN, DEVCTX) are not taken: a child marks the
+ * inherited contexts and pins forked and never takes their locks.
+ *
+ * The check: every lock call below records the ranks this thread holds and
+ * reports a lock taken out of order (gdrx_err).  Builds with
+ * GDRX_LOCK_ORDER_FATAL (debug and sanitizer builds) abort there, so a
+ * test that takes locks out of order fails.
+ */
+#ifndef GDRX_LOCK_ORDER_H
+#define GDRX_LOCK_ORDER_H
+
+#include <pthread.h>
+
+enum gdrx_lock_rank {
+    GDRX_LOCK_CTX = 0,
+    GDRX_LOCK_PIN,
+    GDRX_LOCK_DEVCTX,
+    GDRX_LOCK_CUDA_LOADER,
+    GDRX_LOCK_FREE_HOOK,
+    GDRX_LOCK_CUDA_HOOKS,
+    GDRX_LOCK_MAP,
+    GDRX_LOCK_BACKEND,
+    GDRX_LOCK_TRACE_INSTALL,
+    GDRX_LOCK_TRACE,
+    GDRX_LOCK_INDEX,
+    GDRX_LOCK_SUBSCRIBERS,
+    GDRX_LOCK_CTX_TABLE,
+    GDRX_LOCK_PIN_TABLE,
+    GDRX_LOCK_RANKS
+};
+
+/* Record that this thread takes / has released a lock of rank r. */
+void gdrx_lock_order_take(enum gdrx_lock_rank r);
+void gdrx_lock_order_drop(enum gdrx_lock_rank r);
+
+static inline void gdrx_mutex_lock(pthread_mutex_t *m, enum gdrx_lock_rank r)
+{
+    gdrx_lock_order_take(r);
+    pthread_mutex_lock(m);
+}
+
+static inline void gdrx_mutex_unlock(pthread_mutex_t *m, enum gdrx_lock_rank r)
+{
+    pthread_mutex_unlock(m);
+    gdrx_lock_order_drop(r);
+}
+
+enum gdrx_rw { GDRX_READ, GDRX_WRITE };
+
+static inline void gdrx_rwlock_lock(pthread_rwlock_t *l, enum gdrx_lock_rank r, enum gdrx_rw how)
+{
+    gdrx_lock_order_take(r);
+    if (how == GDRX_WRITE)
+        pthread_rwlock_wrlock(l);
+    else
+        pthread_rwlock_rdlock(l);
+}
+
+static inline void gdrx_rwlock_unlock(pthread_rwlock_t *l, enum gdrx_lock_rank r)
+{
+    pthread_rwlock_unlock(l);
+    gdrx_lock_order_drop(r);
+}
+
+#endif /* GDRX_LOCK_ORDER_H */

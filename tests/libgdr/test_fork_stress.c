@@ -1,0 +1,203 @@
+/*
+ * test_fork_stress.c - fork() never hangs, whatever the other threads do
+ * in libgdrx: one or three threads pin, map, copy (every byte checked),
+ * unmap and unpin in a loop while the main thread forks 1,000 times; each
+ * child checks that its parent's context is not its own and exits at once,
+ * the parent waits for it.  A hang is a case the harness kills after
+ * GDRX_TEST_TIMEOUT seconds (failed).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Built twice: on the default backend (dmabuf on the simulated GPU; the
+ * kernel tests run it with gdrdrv in their guest), and (FORK_STRESS_NVRM)
+ * on nvrm under the RM-ioctl emulator, where the backend has locks of its
+ * own that fork must take in the library's order (lock_order.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tcuda.h"
+#ifdef FORK_STRESS_NVRM
+#  include "nvrm_reexec.h"
+#  define BEFORE nvt_use_nvrm
+#  define SUITE  "fork_stress_nvrm"
+#else
+#  define BEFORE NULL
+#  define SUITE  "fork_stress"
+#endif
+
+#define KiB    1024u
+#define BUF    (64 * KiB)
+#define FORKS  1000
+#define GUARD  16u    /* bytes read back on each side of a write */
+#define MAXLEN 512u
+
+struct worker {
+    pthread_t     tid;
+    gdrx_t        g;
+    CUdeviceptr   d;
+    uint64_t      rs;
+    unsigned char shadow[BUF]; /* what the buffer holds */
+    atomic_long   rounds;
+    int           failed;      /* the first gdrx error, or 1 for bad data */
+};
+
+static atomic_int stop;
+
+static int fail(struct worker *w, const char *what, int rc)
+{
+    fprintf(stderr, "    worker: %s: %s\n", what, rc ? gdrx_strerror(rc) : "data differs");
+    w->failed = rc ? rc : 1;
+    return -1;
+}
+
+/* Write a random piece through the mapping, read it back with GUARD bytes
+ * around it, and compare every byte read with the shadow. */
+static int copy_round(struct worker *w, gdrx_pin_t pin, unsigned char *cpu)
+{
+    unsigned char out[MAXLEN], in[MAXLEN + 2 * GUARD];
+    size_t len = 1 + gdrx_test_rand(&w->rs) % MAXLEN;
+    size_t off = gdrx_test_rand(&w->rs) % (BUF - len + 1);
+    int rc;
+
+    for (size_t i = 0; i < len; i++)
+        out[i] = (unsigned char)gdrx_test_rand(&w->rs);
+    if ((rc = gdrx_copy_to_mapping(pin, cpu + off, out, len)) != 0)
+        return fail(w, "gdrx_copy_to_mapping", rc);
+    memcpy(w->shadow + off, out, len);
+    size_t lo = off > GUARD ? off - GUARD : 0;
+    size_t hi = off + len + GUARD < BUF ? off + len + GUARD : BUF;
+    if ((rc = gdrx_copy_from_mapping(pin, in, cpu + lo, hi - lo)) != 0)
+        return fail(w, "gdrx_copy_from_mapping", rc);
+    if (memcmp(in, w->shadow + lo, hi - lo) != 0)
+        return fail(w, "read back", 0);
+    return 0;
+}
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+
+    while (!atomic_load(&stop) && !w->failed) {
+        gdrx_pin_t pin;
+        void *cpu = NULL;
+        int rc = gdrx_pin(w->g, w->d, BUF, 0, &pin);
+        if (rc) {
+            fail(w, "gdrx_pin", rc);
+            break;
+        }
+        if ((rc = gdrx_map(w->g, pin, &cpu)) != 0)
+            fail(w, "gdrx_map", rc);
+        else if (copy_round(w, pin, cpu) == 0 && (rc = gdrx_unmap(w->g, pin)) != 0)
+            fail(w, "gdrx_unmap", rc);
+        if ((rc = gdrx_unpin(w->g, pin)) != 0 && !w->failed)
+            fail(w, "gdrx_unpin", rc);
+        atomic_fetch_add(&w->rounds, 1);
+    }
+    return NULL;
+}
+
+/* The child: its parent's context is not its own (-ECHILD), and it leaves
+ * at once. */
+static void child(gdrx_t g)
+{
+    uint64_t v;
+
+    _exit(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &v) == -ECHILD ? 0 : 3);
+}
+
+static void fork_while_pinning(int nthreads)
+{
+    int started = 0, bad_children = 0, forks = 0;
+
+    if (tc_setup(0))
+        return;
+    struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+    unsigned char *back = malloc(BUF);
+    CU_ASSERT_FATAL(w != NULL && back != NULL);
+    gdrx_t g = tc_open();
+    atomic_store(&stop, 0);
+    for (int i = 0; i < nthreads; i++) {
+        w[i].g = g;
+        w[i].rs = 0x5eed0000u + (uint64_t)i;
+        w[i].d = tc_alloc(BUF);
+        CU_ASSERT_FATAL(w[i].d != 0);
+        tc_fill(w[i].d, BUF, (uint32_t)i + 1);
+        tc_pattern(w[i].shadow, BUF, (uint32_t)i + 1);
+    }
+    for (int i = 0; i < nthreads; i++)
+        started += pthread_create(&w[i].tid, NULL, work, &w[i]) == 0;
+    CU_ASSERT_EQUAL_FATAL(started, nthreads);
+    /* every worker inside its loop before the first fork */
+    for (int i = 0; i < nthreads; i++)
+        while (atomic_load(&w[i].rounds) == 0 && !w[i].failed)
+            sched_yield();
+
+    for (forks = 0; forks < FORKS; forks++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            child(g);
+        if (pid < 0) {
+            perror("    fork");
+            break;
+        }
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        bad_children += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    atomic_store(&stop, 1);
+    long rounds = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(w[i].tid, NULL);
+        rounds += atomic_load(&w[i].rounds);
+        CU_ASSERT_EQUAL(w[i].failed, 0);
+        /* and the device holds what the copies wrote, every byte */
+        CU_ASSERT_EQUAL(tc.MemcpyDtoH(back, w[i].d, BUF), CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(memcmp(back, w[i].shadow, BUF), 0);
+        tc_free(w[i].d);
+    }
+    printf("\n    %d forks, %d thread(s), %ld pin rounds\n", forks, nthreads, rounds);
+    CU_ASSERT_EQUAL(forks, FORKS);
+    CU_ASSERT_EQUAL(bad_children, 0);
+    CU_ASSERT(rounds >= nthreads);
+    uint64_t pins = 1;
+    CU_ASSERT_EQUAL(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &pins), 0);
+    CU_ASSERT_EQUAL(pins, 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    free(back);
+    free(w);
+}
+
+static void test_fork_one_pinning_thread(void)
+{
+    fork_while_pinning(1);
+}
+
+static void test_fork_three_pinning_threads(void)
+{
+    fork_while_pinning(3);
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_fork_one_pinning_thread),
+    GDRX_TEST_CASE(test_fork_three_pinning_threads),
+    GDRX_TEST_END,
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { SUITE, NULL, NULL, cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    return tc_main(argc, argv, suites, BEFORE);
+}
