@@ -83,6 +83,7 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_mapping_type_name.3 \
 	libgdr/man/gdrx_copy_variant_name.3 \
 	libgdr/man/gdrx_mem_query.3 \
+	libgdr/man/gdrx_mem_sync_memops.3 \
 	libgdr/man/gdrx_mem_events_subscribe.3 \
 	libgdr/man/gdrx_mem_events_unsubscribe.3
 man3_MANS += $(GDRX_LIBGDR_MANS)

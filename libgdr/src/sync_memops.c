@@ -45,17 +45,22 @@ GDRX_EXPORT int gdrx_mem_sync_memops(uint64_t addr)
     CUmemorytype type = 0;
     CUcontext mem_ctx = NULL, popped;
     int managed = 0;
+    unsigned int sync = 0;
 
     if (gdrx_cuda_get_if_loaded(&cu) || !cu->PointerGetAttributes)
         return -ENODEV;
     CUpointer_attribute attrs[] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-        CU_POINTER_ATTRIBUTE_CONTEXT,
+        CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
     };
-    void *data[] = { &type, &managed, &mem_ctx };
-    CUresult res = cu->PointerGetAttributes(3, attrs, data, (CUdeviceptr)addr);
+    void *data[] = { &type, &managed, &mem_ctx, &sync };
+    CUresult res = cu->PointerGetAttributes(4, attrs, data, (CUdeviceptr)addr);
     if (res != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE || managed)
         return -ENOENT;
+    /* Set already (the usual case: UCX queries an allocation on every
+     * send when its memory-type cache is off): one driver call. */
+    if (sync)
+        return 0;
     /* Pool and VMM memory belong to no context, and the attribute does
      * not apply to them (gdrx.h, "Ordering"). */
     if (!mem_ctx)
