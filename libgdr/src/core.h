@@ -160,6 +160,7 @@ void gdrx_fork_hold(void);
 void gdrx_fork_release(void);
 void gdrx_fork_guard_lock(void);
 void gdrx_fork_guard_unlock(void);
+void gdrx_fork_guard_child(void);
 
 /* backend_select.c: open the backend params/env ask for, or only find
  * out which would open (probe: nothing stays open), or which has its

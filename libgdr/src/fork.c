@@ -45,7 +45,8 @@ static void unlock_pin_table(void) { gdrx_ht_fork_unlock(&gdrx_pin_table); }
 
 /* The process-wide locks, in the lock order (lock_order.h): prepare takes
  * them first to last, the parent and child handlers release them last to
- * first.  child is what the child does instead of the parent's release. */
+ * first.  child is what the child does instead of the parent's release:
+ * for a rwlock, a new lock (gdrx_rwlock_child_reset says why). */
 static const struct {
     void (*take)(void);
     void (*parent)(void);
@@ -56,7 +57,7 @@ static const struct {
 #ifdef GDRX_HAVE_FREE_HOOKS
     { gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock, gdrx_cuda_hooks_fork_unlock },
 #endif
-    { gdrx_fork_guard_lock, gdrx_fork_guard_unlock, gdrx_fork_guard_unlock },
+    { gdrx_fork_guard_lock, gdrx_fork_guard_unlock, gdrx_fork_guard_child },
     { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_unlock },
     /* the free hook's index: the child empties it (the pins are not its) */
     { gdrx_pin_index_fork_prepare, gdrx_pin_index_fork_parent, gdrx_pin_index_fork_child },

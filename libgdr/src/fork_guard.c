@@ -38,3 +38,8 @@ void gdrx_fork_guard_unlock(void)
 {
     gdrx_rwlock_unlock(&map_lock, GDRX_LOCK_MAP);
 }
+
+void gdrx_fork_guard_child(void)
+{
+    gdrx_rwlock_child_reset(&map_lock, GDRX_LOCK_MAP);
+}

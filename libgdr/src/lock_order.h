@@ -104,4 +104,16 @@ static inline void gdrx_rwlock_unlock(pthread_rwlock_t *l, enum gdrx_lock_rank r
     gdrx_lock_order_drop(r);
 }
 
+/* A fork child's release of a rwlock its parent's prepare handler took for
+ * writing.  pthread_rwlock_unlock tells a writer's unlock from a reader's
+ * by the caller's thread id, and the child's thread has a new one: its
+ * unlock would be taken for a reader's and leave the lock write-held, so
+ * the child's next rdlock or wrlock would wait forever.  The child has one
+ * thread and nothing else holds the lock: it starts from a new one. */
+static inline void gdrx_rwlock_child_reset(pthread_rwlock_t *l, enum gdrx_lock_rank r)
+{
+    pthread_rwlock_init(l, NULL);
+    gdrx_lock_order_drop(r);
+}
+
 #endif /* GDRX_LOCK_ORDER_H */

@@ -120,5 +120,5 @@ void gdrx_pin_index_fork_child(void)
 {
     count = 0;
     span_max = 0;
-    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
+    gdrx_rwlock_child_reset(&index_lock, GDRX_LOCK_INDEX);
 }
