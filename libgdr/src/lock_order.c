@@ -44,6 +44,17 @@ void gdrx_lock_order_take(enum gdrx_lock_rank r)
     held |= bit;
 }
 
+void gdrx_lock_order_expect(enum gdrx_lock_rank r, const char *lock)
+{
+    if (held & (1u << r))
+        return;
+    gdrx_err("lock order broken: the %s lock taken without the %s lock (lock_order.h)", lock,
+             names[r]);
+#if defined(GDRX_LOCK_ORDER_FATAL) || defined(GDRX_DEBUG)
+    abort();
+#endif
+}
+
 void gdrx_lock_order_drop(enum gdrx_lock_rank r)
 {
     held &= ~(1u << r);

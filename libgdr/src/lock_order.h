@@ -74,6 +74,9 @@ enum gdrx_lock_rank {
 /* Record that this thread takes / has released a lock of rank r. */
 void gdrx_lock_order_take(enum gdrx_lock_rank r);
 void gdrx_lock_order_drop(enum gdrx_lock_rank r);
+/* Report (fatal where the order is) a lock whose rule is "only ever taken
+ * under rank r" taken by a thread that does not hold r. */
+void gdrx_lock_order_expect(enum gdrx_lock_rank r, const char *lock);
 
 static inline void gdrx_mutex_lock(pthread_mutex_t *m, enum gdrx_lock_rank r)
 {

@@ -22,6 +22,18 @@
 #include "entry_patch.h"
 #include "log.h"
 
+/* In libgdrx the patch table's lock has its rank in the library's lock
+ * order (lock_order.h: CUDA_HOOKS), checked where it is taken; a program
+ * built on these files alone has no lock order. */
+#ifdef GDRX_HAVE_FREE_HOOKS
+#  include "lock_order.h"
+#  define hooks_lock()   gdrx_mutex_lock(&lock, GDRX_LOCK_CUDA_HOOKS)
+#  define hooks_unlock() gdrx_mutex_unlock(&lock, GDRX_LOCK_CUDA_HOOKS)
+#else
+#  define hooks_lock()   pthread_mutex_lock(&lock)
+#  define hooks_unlock() pthread_mutex_unlock(&lock)
+#endif
+
 /* One kind per ABI of the hooked functions. */
 enum hook_kind {
     K_FREE32, K_FREE, K_FREE_ASYNC, K_UNMAP,
@@ -382,11 +394,11 @@ static void adopt(const char *sym, int version, void *fn)
         if (strcmp(sym, g->name) != 0)
             continue;
         enum hook_kind kind = version >= g->since ? g->kind_new : g->kind_old;
-        pthread_mutex_lock(&lock);
+        hooks_lock();
         in_hook = true;
         int rc = patch_locked(fn, kind);
         in_hook = false;
-        pthread_mutex_unlock(&lock);
+        hooks_unlock();
         if (rc)
             gdrx_warn("cannot hook %s at %p from cuGetProcAddress (%d): its frees are not seen",
                       sym, fn, rc);
@@ -520,12 +532,12 @@ static int armed_locked(void)
  * registers its own. */
 void gdrx_cuda_hooks_fork_lock(void)
 {
-    pthread_mutex_lock(&lock);
+    hooks_lock();
 }
 
 void gdrx_cuda_hooks_fork_unlock(void)
 {
-    pthread_mutex_unlock(&lock);
+    hooks_unlock();
 }
 
 #ifndef GDRX_HAVE_FREE_HOOKS
@@ -545,15 +557,15 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_
 
     if (!s)
         return -EINVAL;
-    pthread_mutex_lock(&lock);
+    hooks_lock();
     if (state == HOOKS_INSTALLED) {
-        pthread_mutex_unlock(&lock);
+        hooks_unlock();
         return 0;
     }
     /* Never load libcuda: if it is not there, nobody can call it. */
     void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!lib) {
-        pthread_mutex_unlock(&lock);
+        hooks_unlock();
         return -ENOENT;
     }
     sink = s;
@@ -570,15 +582,15 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_
     } else {
         dlclose(lib);
     }
-    pthread_mutex_unlock(&lock);
+    hooks_unlock();
     return rc;
 }
 
 int gdrx_cuda_hooks_count(void)
 {
-    pthread_mutex_lock(&lock);
+    hooks_lock();
     int n = armed_locked();
-    pthread_mutex_unlock(&lock);
+    hooks_unlock();
     return n;
 }
 
@@ -586,21 +598,21 @@ int gdrx_cuda_hooks_entry(size_t i, const char **name, int *rc)
 {
     if (i >= N_EXPORTS)
         return -ENOENT;
-    pthread_mutex_lock(&lock);
+    hooks_lock();
     *name = exports[i].name;
     *rc = state == HOOKS_INSTALLED ? export_rc[i] : -ENODATA;
-    pthread_mutex_unlock(&lock);
+    hooks_unlock();
     return 0;
 }
 
 void gdrx_cuda_hooks_remove(void)
 {
-    pthread_mutex_lock(&lock);
+    hooks_lock();
     for (int i = 0; i < npatches; i++)
         if (patches[i].state == GDRX_PATCH_ARMED)
             (void)gdrx_entry_disarm(&patches[i]);
     if (state == HOOKS_INSTALLED)
         dlclose(libcuda); /* install's reference */
     state = HOOKS_NONE;
-    pthread_mutex_unlock(&lock);
+    hooks_unlock();
 }

@@ -27,6 +27,9 @@
 #include "insn_reloc.h"
 #include "log.h"
 #include "proc_maps.h"
+#ifdef GDRX_HAVE_FREE_HOOKS
+#  include "lock_order.h"
+#endif
 
 #define PAGE 4096u
 #define PAD_OFFSET 2048u         /* of the stub in the trampoline page */
@@ -341,6 +344,9 @@ int gdrx_entry_patch(void *target, void *hook, int kind, struct gdrx_entry_patch
     if (!target || !hook || !p)
         return -EINVAL;
     *p = (struct gdrx_entry_patch){ .target = target, .hook = hook, .kind = kind };
+#ifdef GDRX_HAVE_FREE_HOOKS
+    gdrx_lock_order_expect(GDRX_LOCK_CUDA_HOOKS, "entry patch");
+#endif
     pthread_mutex_lock(&patch_lock);
     if (!(tramp = map_near((uintptr_t)site)))
         rc = -ENOMEM;

@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "got_elf.h"
+#ifdef GDRX_HAVE_NVRM
+#  include "lock_order.h"
+#endif
 
 enum import_pass { PASS_FIND, PASS_WRITE };
 
@@ -100,6 +103,10 @@ int gdrx_got_patch_import(const char *object, const char *symbol, void *value, v
 
     if (!object || !object[0] || !symbol || !symbol[0] || !value || !previous)
         return -EINVAL;
+#ifdef GDRX_HAVE_NVRM
+    /* in libgdrx, only the nvrm trace's install patches imports */
+    gdrx_lock_order_expect(GDRX_LOCK_TRACE_INSTALL, "GOT import");
+#endif
     pthread_mutex_lock(&lock);
     dl_iterate_phdr(walk_object, &w);
     if (w.err || !w.found_object || w.nslots == 0) {
