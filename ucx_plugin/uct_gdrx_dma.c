@@ -11,6 +11,8 @@
 #include "uct_gdrx_dma.h"
 #include "uct_gdrx_cuda.h"
 
+#include <errno.h>
+#include <gdrx.h>
 #include <inttypes.h>
 #include <string.h>
 #include <ucs/debug/log.h>
@@ -224,6 +226,17 @@ ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
     status = uct_gdrx_dma_scope_enter(dma, cuda, dev_addr, &scope);
     if (status != UCS_OK) {
         return status;
+    }
+
+    /* As UCX's cuda_copy does for every allocation it detects: a program's
+     * synchronous copies into this memory must have landed when they
+     * return, or this stream, which waits for no other, may read before
+     * them (issue 28).  Pinned memory has it from its pin; this is memory
+     * seen by no pin.  One attribute query where it is set already. */
+    ret = gdrx_mem_sync_memops(dev_addr);
+    if ((ret != 0) && (ret != -EOPNOTSUPP)) {
+        ucs_debug("gdrx: CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on 0x%" PRIx64
+                  ": %s", dev_addr, gdrx_strerror(ret));
     }
 
     status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, dev_addr, &stream);

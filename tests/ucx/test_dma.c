@@ -9,6 +9,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,7 +363,59 @@ static void test_dma_unpinned(void)
     free(want);
 }
 
+/* The copy engine's copies of memory no pin saw set SYNC_MEMOPS on it, as
+ * UCX's cuda_copy does: else a program's cuMemcpyHtoD into it may return
+ * before it landed and the interface's stream read the old bytes. */
+static int ut_dma_sync_memops(CUdeviceptr d)
+{
+    unsigned int v = 2;
+
+    CU_ASSERT_EQUAL(tc.PointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d),
+                    CUDA_SUCCESS);
+    return (int)v;
+}
+
+static void test_dma_sync_memops(void)
+{
+    const size_t len = 3000;
+    CUresult (*set_attr)(const void *, CUpointer_attribute, CUdeviceptr);
+    uint8_t host[256];
+    unsigned int zero = 0;
+    struct ut_reg dev;
+    struct ut_uct u;
+    CUdeviceptr d;
+    void *lib;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
+    *(void**)&set_attr = dlsym(lib, "cuPointerSetAttribute");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set_attr);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(len)) != 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, len, &dev), UCS_OK);
+    /* whatever registration did, the attribute is off now */
+    CU_ASSERT_EQUAL_FATAL(set_attr(&zero, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d),
+                          CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ut_dma_sync_memops(d), 0);
+    tc_pattern(host, sizeof(host), 7);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, sizeof(host), d + 64,
+                                     dev.rkey.rkey), UCS_OK);
+    CU_ASSERT(tc_check(d + 64, sizeof(host), 7));
+    CU_ASSERT_EQUAL(ut_dma_sync_memops(d), 1);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    ut_dereg(&u, &dev);
+    ut_close(&u);
+    tc_free(d);
+    dlclose(lib);
+}
+
 static const struct gdrx_test_case dma_cases[] = {
+    GDRX_TEST_CASE(test_dma_sync_memops),
     GDRX_TEST_CASE(test_dma_own_stream),
     GDRX_TEST_CASE(test_dma_no_context),
     GDRX_TEST_CASE(test_dma_buffer_context),
