@@ -48,6 +48,8 @@ AC_DEFUN([GDRX_CHECK_CUDA], [
     ])
     AC_MSG_NOTICE([using $gdrx_cuda_dir/include/cuda.h])
     AC_SUBST([CUDA_CPPFLAGS])
+    dnl (for the tests that build as the GPU machine's scripts do: CUDA_HOME)
+    AC_SUBST([CUDA_DIR], [$gdrx_cuda_dir])
     GDRX_PART([libgdrx], [yes])
     AC_CHECK_LIB([dl], [dlopen], [DL_LIBS=-ldl], [DL_LIBS=])
     AC_SUBST([DL_LIBS])

@@ -8,11 +8,12 @@ tests_tools_test_bench_tools_SOURCES = tests/tools/test_bench_tools.c \
 tests_tools_test_bench_tools_LDADD = $(GDRX_TEST_LIBS) $(GDRX_TOOL_LIBS)
 # The tools and the plugin they load are run, not linked.
 EXTRA_tests_tools_test_bench_tools_DEPENDENCIES = $(bin_PROGRAMS) tests/sim/libcuda.la
-if HAVE_UCX
+# GDRX_TEST_CUDA_DIR: where configure found cuda.h (CUDA_HOME for the GPU
+# machine's build scripts).
 tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tools \
-	-DGDRX_TEST_HAVE_UCX=1
+	-DGDRX_TEST_CUDA_DIR='"$(CUDA_DIR)"'
+if HAVE_UCX
+tests_tools_test_bench_tools_CPPFLAGS += -DGDRX_TEST_HAVE_UCX=1
 EXTRA_tests_tools_test_bench_tools_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
-else
-tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tools
 endif
-EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh
+EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh tests/gpu/copy_engine.sh
