@@ -8,6 +8,8 @@
 # (CUnit/CUnit.h, valgrind/memcheck.h) and a libcunit.so that fails to
 # link, found first through CPPFLAGS and LDFLAGS; configure's own checks
 # then see no CUnit, as on such a machine.  Checks
+#   bare:gpu-build-files  every file tests/gpu/build.sh and the scripts it
+#                    runs name is among SRCDIR's (the tarball's);
 #   bare:configure   configure passes and its summary says the tests were
 #                    left out, why and what make bench needs (with --ucx:
 #                    that the UCX transport is built, valgrind or not);
@@ -46,6 +48,17 @@ finish() {
     [ "$fail" -eq 0 ]
     exit
 }
+
+# The GPU machine's build (tests/gpu/build.sh and the scripts it runs)
+# from the same files: every file or directory they name is there.
+ok=1
+for f in $(grep -ohE '\$(G|SRC|T|GA)/[A-Za-z0-9_./-]*[A-Za-z0-9_]' "$src/tests/gpu/build.sh" \
+             "$src/tests/gpu/build_tools.sh" "$src/tests/gpu/build_plugin.sh" |
+           sed 's|^\$G/|tests/gpu/|; s|^\$T/|tools/|; s|^\$GA/|libgdr/gdrapi/|; s|^\$SRC/||' |
+           sort -u); do
+    [ -e "$src/$f" ] || { echo "    not distributed: $f"; ok=0; }
+done
+result bare:gpu-build-files $ok
 
 rm -rf "$work" && mkdir -p "$work/hide/CUnit" "$work/hide/valgrind" "$work/b" || exit 2
 work=$(cd "$work" && pwd)

@@ -16,7 +16,9 @@ if HAVE_UCX
 tests_tools_test_bench_tools_CPPFLAGS += -DGDRX_TEST_HAVE_UCX=1
 EXTRA_tests_tools_test_bench_tools_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
 endif
-EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh tests/gpu/copy_engine.sh
+EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh tests/gpu/copy_engine.sh \
+	tests/gpu/build_plugin.sh tests/gpu/fork_stress.c tests/gpu/gdrx_costs.c tests/gpu/mpi_osu.sh \
+	tests/gpu/ucx_smoke.sh
 
 # make bench from the distributed files on a machine without CUnit or
 # valgrind (tests/tools/bench_bare.sh): a copy made by make distdir,
