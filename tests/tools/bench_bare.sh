@@ -127,7 +127,7 @@ if [ "$rc" -eq 0 ] &&
    grep -q '^  simulated GPU  *no   memfd_create not declared' "$work/configure-nosim.log" &&
    ! GDRX_BENCH_SIM=1 make -C "$b" bench > "$work/bench-nosim.log" 2>&1 &&
    grep -q 'no NVIDIA driver here, and no simulated GPU' "$work/bench-nosim.log" &&
-   [ ! -e "$b/tests/sim" ]; then
+   [ ! -e "$b/tests/sim/.libs" ]; then
     ok=1
 fi
 result bare:no-sim $ok "$work/bench-nosim.log"
