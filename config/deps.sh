@@ -1,13 +1,17 @@
 #!/bin/sh
-# config/deps.sh - install every Debian/Ubuntu package gdrx's build and
-# tests need.  Run as root; safe to run again (it only adds what is missing).
-# Run as another user it installs nothing: it checks that everything it
-# would install is there (exit 0), or names what is missing (exit 1), so
-# that the README's commands also work for a user once root has run it.
+# config/deps.sh [bench] - install the Debian/Ubuntu packages gdrx needs.
+# Run as root; safe to run again (it only adds what is missing).  Run as
+# another user it installs nothing: it checks that everything it would
+# install is there (exit 0), or names what is missing (exit 1), so that the
+# README's commands also work for a user once root has run it.
 #
-#   build:        compiler, autotools, libtool, pkg-config, CUnit
-#   UCX:          libucx-dev and the UCX *source* of the installed version
-#                 (UCX's uninstalled internal headers), under /usr/src/ucx-VER
+# With "bench": only what the main job (make bench: libgdrx, the tools, the
+# UCX transport) needs, marked [bench] below; no CUnit, kernel headers,
+# qemu or MPI.  Without it: also everything the tests (make check) need.
+#
+#   build:        [bench] compiler, autotools, libtool, pkg-config; CUnit
+#   UCX:          [bench] libucx-dev and the UCX *source* of the installed
+#                 version (UCX's uninstalled internal headers), /usr/src/ucx-VER
 #   MPI tests:    Open MPI (libopenmpi-dev, openmpi-bin), which uses that UCX
 #   kernel tests: qemu, busybox, the Debian kernel's headers and its image
 #                 (vmlinuz unpacked to /opt/gdrx-kernel; no bootloader change)
@@ -19,7 +23,7 @@
 #                 config/ucx-cuda-debian.sh (about 4 minutes, once), for the
 #                 tests of gdrx next to UCX's own CUDA memory hooks
 #
-#   cuda.h:       the only CUDA file the build needs (12.0 or newer).  Used
+#   cuda.h:       [bench] the only CUDA file the build needs (12.0 or newer).  Used
 #                 as found in /usr/local/cuda/include (the toolkit) or
 #                 /usr/include; otherwise config/cuda-header.sh unpacks it
 #                 alone into /opt/gdrx-cuda/include from Debian 13's
@@ -29,6 +33,12 @@ set -eu
 
 die() { echo "deps.sh: $*" >&2; exit 1; }
 say() { echo "deps.sh: $*"; }
+
+case "${1:-}" in
+    "") tests=1 ;;
+    bench) tests=0 ;;
+    *) die "usage: config/deps.sh [bench] (bench: only what make bench needs; default: also what make check needs)" ;;
+esac
 
 [ -r /etc/os-release ] || die "cannot identify the distribution (/etc/os-release missing)"
 . /etc/os-release
@@ -40,8 +50,10 @@ esac
 
 kpkg=linux-headers-amd64
 [ "$ID" = ubuntu ] && kpkg=linux-headers-generic
+# What make bench needs, then what only the tests need.
 pkgs="build-essential autoconf automake libtool pkg-config dpkg-dev xz-utils file
-      libcunit1-dev libucx-dev ucx-utils libopenmpi-dev openmpi-bin
+      libucx-dev ucx-utils"
+[ "$tests" = 1 ] && pkgs="$pkgs libcunit1-dev libopenmpi-dev openmpi-bin
       qemu-system-x86 busybox-static cpio kmod $kpkg"
 
 # The checks of what is there: each install step below runs when its check
@@ -79,19 +91,21 @@ cuda_h_ok() {
 
 if [ "$(id -u)" -ne 0 ]; then
     missing=$(missing_pkgs | tr '\n' ' ')
-    kver=$(kernel_version)
-    [ -n "$kver" ] && have_vmlinuz "$kver" || missing="${missing}vmlinuz-$kver "
     ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
     have_ucx_src "$ucxver" || missing="${missing}UCX source "
     cuda_h_ok >/dev/null || missing="${missing}cuda.h "
-    if [ "$ID" = debian ]; then
+    if [ "$tests" = 1 ]; then
+        kver=$(kernel_version)
+        [ -n "$kver" ] && have_vmlinuz "$kver" || missing="${missing}vmlinuz-$kver "
+    fi
+    if [ "$tests" = 1 ] && [ "$ID" = debian ]; then
         ls -d /opt/gdrx-kheaders/5.10.* /opt/gdrx-kheaders/6.12.* >/dev/null 2>&1 ||
             missing="${missing}/opt/gdrx-kheaders "
         have_nv_p2p || missing="${missing}nv-p2p.h "
         [ ! -f /usr/local/cuda/include/cuda.h ] || [ -f /opt/gdrx-ucx-cuda/.ucx-cuda-debian ] ||
             missing="${missing}/opt/gdrx-ucx-cuda "
     fi
-    [ -z "$missing" ] || die "not root, and missing: ${missing}- run config/deps.sh as root once (it installs them)"
+    [ -z "$missing" ] || die "not root, and missing: ${missing}- run config/deps.sh${1:+ $1} as root once (it installs them)"
     say "not root: installed nothing; everything it installs is there"
     exit 0
 fi
@@ -139,6 +153,30 @@ say "installing packages"
 # shellcheck disable=SC2086 # one word a package
 $APT install --no-install-recommends $pkgs >/dev/null
 
+# UCX source of exactly the installed libucx version.
+ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
+[ -n "$ucxver" ] || die "libucx0 is not installed"
+upstream=${ucxver%-*}
+if ! have_ucx_src "$ucxver"; then
+    say "fetching UCX $ucxver source to /usr/src/ucx-$upstream"
+    tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
+    (cd "$tmp" && apt-get source -q "ucx=$ucxver" >/dev/null)
+    rm -rf "/usr/src/ucx-$upstream"
+    mv "$tmp/ucx-$upstream" /usr/src/
+    rm -rf "$tmp"
+fi
+
+if ! cuda_h=$(cuda_h_ok); then
+    # Ubuntu needs Debian's keyring to verify Debian's package list
+    [ "$ID" = ubuntu ] && $APT install --no-install-recommends debian-archive-keyring >/dev/null
+    sh "$(dirname "$0")/cuda-header.sh" /opt/gdrx-cuda ||
+        die "no cuda.h of CUDA 12.0+ (see the message above); install the CUDA toolkit and pass --with-cuda=DIR to configure"
+    cuda_h=/opt/gdrx-cuda/include/cuda.h
+fi
+
+[ "$tests" = 1 ] || { say "done for make bench (UCX $ucxver, $cuda_h; the tests' packages: sh config/deps.sh)"; exit 0; }
+
+# The rest is for the tests (make check) only.
 # Unpack only the kernel's vmlinuz: no initramfs hooks, no grub.
 kver=$(kernel_version)
 [ -n "$kver" ] || die "no kernel headers found after installing $kpkg"
@@ -157,20 +195,8 @@ fi
 # The other kernels gdrdrv is built and booted against (check-kmod-kernels).
 if [ "$ID" = debian ]; then
     say "unpacking the extra test kernels (5.10, 6.12) to /opt/gdrx-kheaders"
-    sh "$(dirname "$0")/kheaders.sh" /opt/gdrx-kheaders || die "config/kheaders.sh failed"
-fi
-
-# UCX source of exactly the installed libucx version.
-ucxver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
-[ -n "$ucxver" ] || die "libucx0 is not installed"
-upstream=${ucxver%-*}
-if ! have_ucx_src "$ucxver"; then
-    say "fetching UCX $ucxver source to /usr/src/ucx-$upstream"
-    tmp=$(mktemp -d); chmod 755 "$tmp"  # apt downloads as _apt
-    (cd "$tmp" && apt-get source -q "ucx=$ucxver" >/dev/null)
-    rm -rf "/usr/src/ucx-$upstream"
-    mv "$tmp/ucx-$upstream" /usr/src/
-    rm -rf "$tmp"
+    sh "$(dirname "$0")/kheaders.sh" /opt/gdrx-kheaders ||
+        die "config/kheaders.sh failed (see its message above): the kernel tests (make check) build gdrdrv against Debian 11's 5.10 and Debian 12's 6.12 kernels, fetched from deb.debian.org; make bench needs none of this (sh config/deps.sh bench)"
 fi
 
 # nv-p2p.h: from the NVIDIA kernel source package (Debian only).
@@ -189,14 +215,6 @@ if [ "$ID" = debian ] && ! have_nv_p2p; then
     rm -rf "$tmp"
     have_nv_p2p ||
         die "nv-p2p.h not found in Debian's nvidia-kernel-source package"
-fi
-
-if ! cuda_h=$(cuda_h_ok); then
-    # Ubuntu needs Debian's keyring to verify Debian's package list
-    [ "$ID" = ubuntu ] && $APT install --no-install-recommends debian-archive-keyring >/dev/null
-    sh "$(dirname "$0")/cuda-header.sh" /opt/gdrx-cuda ||
-        die "no cuda.h of CUDA 12.0+ (see the message above); install the CUDA toolkit and pass --with-cuda=DIR to configure"
-    cuda_h=/opt/gdrx-cuda/include/cuda.h
 fi
 
 # A CUDA-enabled build of the same UCX (its libucm_cuda hooks), for

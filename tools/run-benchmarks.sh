@@ -11,6 +11,18 @@
 #   GDRX_BENCH_ARGS   extra options for every tool (e.g. "-c 12 -b nvrm")
 # Exit status: 0 every tool that ran passed (a tool that could not run,
 # e.g. gdrx-pplat without nvcc, is listed as NOT RUN), 1 otherwise.
+#
+# run-benchmarks.sh --real-gpu: exit 0 when the suite would run on the real
+# GPU, 1 when on the simulated one (`make bench` builds the simulated GPU
+# only then: the main job needs nothing that `make` does not build).
+
+# GDRX_BENCH_SIM=1: the simulated GPU even where a driver is loaded (make
+# check on a GPU host: the tools load tests/sim's libcuda there anyway).
+real_gpu() {
+    [ "${GDRX_BENCH_SIM:-0}" != 1 ] && [ -e /dev/nvidiactl ] && [ -r /sys/module/nvidia/version ]
+}
+[ "${1:-}" = --real-gpu ] && { real_gpu; exit; }
+
 builddir=${1:-.}
 bin=${GDRX_BENCH_BIN:-$builddir/tools}
 out=${GDRX_BENCH_OUT:-$builddir/bench}
@@ -22,13 +34,15 @@ tables="$out/tables.txt" csv="$out/results.csv"
 : > "$tables"
 rm -f "$csv"
 
-# GDRX_BENCH_SIM=1: the simulated GPU even where a driver is loaded (make
-# check on a GPU host: the tools load tests/sim's libcuda there anyway).
-if [ "${GDRX_BENCH_SIM:-0}" != 1 ] && [ -e /dev/nvidiactl ] && [ -r /sys/module/nvidia/version ]; then
+if real_gpu; then
     sim=0
     echo "run-benchmarks: NVIDIA driver $(cat /sys/module/nvidia/version) found: real GPU" | tee -a "$tables"
 else
     sim=1
+    [ -e "$builddir/tests/sim/.libs/libcuda.so.1" ] || {
+        echo "run-benchmarks: no NVIDIA driver here, and no simulated GPU" \
+             "($builddir/tests/sim/.libs/libcuda.so.1: make bench builds it where" \
+             "configure's summary lists it)" >&2; exit 1; }
     LD_LIBRARY_PATH="$builddir/tests/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export LD_LIBRARY_PATH
     cat <<'BANNER' | tee -a "$tables"

@@ -48,9 +48,23 @@ AC_DEFUN([GDRX_CHECK_CUDA], [
     ])
     AC_MSG_NOTICE([using $gdrx_cuda_dir/include/cuda.h])
     AC_SUBST([CUDA_CPPFLAGS])
+    dnl (for the tests that build as the GPU machine's scripts do: CUDA_HOME)
+    AC_SUBST([CUDA_DIR], [$gdrx_cuda_dir])
     GDRX_PART([libgdrx], [yes])
     AC_CHECK_LIB([dl], [dlopen], [DL_LIBS=-ldl], [DL_LIBS=])
     AC_SUBST([DL_LIBS])
+])
+
+dnl The simulated GPU (tests/sim, a test-only libcuda.so.1): make bench runs
+dnl on it where there is no GPU, and every suite of make check.  It keeps
+dnl each simulated allocation in a memfd.
+AC_DEFUN([GDRX_CHECK_SIM], [
+    AC_CHECK_DECL([memfd_create], [gdrx_have_sim=yes], [gdrx_have_sim=no],
+                  [[#define _GNU_SOURCE 1
+#include <sys/mman.h>]])
+    AM_CONDITIONAL([HAVE_SIM], [test "x$gdrx_have_sim" = xyes])
+    GDRX_PART([simulated GPU], [$gdrx_have_sim], [memfd_create not declared (glibc 2.27 or newer)],
+              [make bench then needs a real GPU, make check cannot run])
 ])
 
 AC_DEFUN([GDRX_CHECK_CUNIT], [
@@ -58,7 +72,7 @@ AC_DEFUN([GDRX_CHECK_CUNIT], [
         [AC_CHECK_LIB([cunit], [CU_initialize_registry], [gdrx_have_cunit=yes], [gdrx_have_cunit=no])],
         [gdrx_have_cunit=no])
     AM_CONDITIONAL([HAVE_CUNIT], [test "x$gdrx_have_cunit" = xyes])
-    GDRX_PART([tests (CUnit)], [$gdrx_have_cunit], [CUnit not found], [apt-get install libcunit1-dev (config/deps.sh)])
+    GDRX_PART([tests (CUnit)], [$gdrx_have_cunit], [CUnit not found], [apt-get install libcunit1-dev (sh config/deps.sh); make check needs it, make bench does not])
 ])
 
 dnl UCX: libucs/libuct/libucm of one release plus the source tree of the same
@@ -123,6 +137,11 @@ AC_DEFUN([GDRX_CHECK_UCX], [
     AS_IF([test "x$gdrx_have_ucx" = xyes], [
         AC_PATH_PROG([UCX_INFO], [ucx_info], [], [$with_ucx/bin$PATH_SEPARATOR$PATH])
         AS_IF([test -z "$UCX_BUILD_CPPFLAGS"], [GDRX_UCX_BUILD_FLAGS])
+        dnl A UCX built --with-valgrind: its headers need valgrind's.
+        AS_CASE([" $UCX_BUILD_CPPFLAGS "], [*" -DNVALGRIND"*], [],
+            [AC_CHECK_HEADER([valgrind/memcheck.h], [],
+                [gdrx_have_ucx=no
+                 gdrx_ucx_why="this UCX was built with valgrind annotations (no NVALGRIND): its headers need valgrind/memcheck.h (apt-get install valgrind)"])])
     ])
     UCX_CPPFLAGS="-I$gdrx_ucx_pub -I$with_ucx_src/src $UCX_BUILD_CPPFLAGS"
     UCX_LIBDIR="$with_ucx_libdir"
@@ -144,11 +163,16 @@ AC_DEFUN([GDRX_CHECK_UCX], [
 dnl The target UCX's configure-time macros its internal headers read; some are
 dnl ABI (ENABLE_STATS adds a member to uct_base_iface_t).  A configured source
 dnl tree's config.h says; otherwise ucx_info -v's "Configured with" line does.
+dnl NVALGRIND too: UCX defines it unless configured --with-valgrind (Debian's
+dnl and Ubuntu's packages are not), and without it ucs/sys/checker.h includes
+dnl valgrind/memcheck.h, which a machine without valgrind lacks.  The plugin
+dnl then matches its UCX: the inline mpool code annotates for valgrind
+dnl exactly when the UCX libraries around it do.
 AC_DEFUN([GDRX_UCX_BUILD_FLAGS], [
     AC_MSG_CHECKING([UCX build macros])
     UCX_BUILD_CPPFLAGS=""
     AS_IF([test -f "$with_ucx_src/config.h"], [
-        for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS UCS_MAX_LOG_LEVEL; do
+        for m in ENABLE_PARAMS_CHECK ENABLE_DEBUG_DATA ENABLE_ASSERT ENABLE_MT ENABLE_STATS UCS_MAX_LOG_LEVEL NVALGRIND; do
             v=`$SED -n "s/^#define $m \(.*\)/\1/p" $with_ucx_src/config.h`
             AS_IF([test -n "$v"], [UCX_BUILD_CPPFLAGS="$UCX_BUILD_CPPFLAGS -D$m=$v"])
         done
@@ -161,6 +185,10 @@ AC_DEFUN([GDRX_UCX_BUILD_FLAGS], [
         AS_CASE([" $gdrx_cw "], [*" --disable-assertions "*], [], [gdrx_f="$gdrx_f -DENABLE_ASSERT=1"])
         AS_CASE([" $gdrx_cw "], [*" --enable-mt "*], [gdrx_f="$gdrx_f -DENABLE_MT=1"], [gdrx_f="$gdrx_f -DENABLE_MT=0"])
         AS_CASE([" $gdrx_cw "], [*" --enable-stats "*], [gdrx_f="$gdrx_f -DENABLE_STATS=1"], [])
+        AS_CASE([" $gdrx_cw "],
+            [*" --with-valgrind=no "*], [gdrx_f="$gdrx_f -DNVALGRIND=1"],
+            [*" --with-valgrind"*], [],
+            [gdrx_f="$gdrx_f -DNVALGRIND=1"])
         AS_CASE([" $gdrx_cw "],
             [*" --disable-logging "*], [gdrx_l=UCS_LOG_LEVEL_DEBUG],
             [*" --enable-logging=warn "*], [gdrx_l=UCS_LOG_LEVEL_WARN],

@@ -1,8 +1,8 @@
 #!/bin/bash
 # build.sh OUTDIR - build libgdrx.so (straight from the sources, no
 # autotools: the GPU machine has gcc, nvcc and make only), the nvrm sanity
-# programs, the benchmark tools (build_tools.sh), libgdrapi.so.2 and its
-# sanity program into OUTDIR.  Run from
+# programs, the tools of make (build_tools.sh: the benchmarks and
+# gdrx-info), libgdrapi.so.2 and its sanity program into OUTDIR.  Run from
 # anywhere.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,14 +21,11 @@ compile() { # file extra-flags...
     local o="$OUT/obj/$(echo "${f#$SRC/}" | tr / _).o"
     $CC $CFLAGS "$@" -c "$f" -o "$o" &
 }
-for f in "$SRC"/libgdr/src/*.c "$SRC"/libgdr/src/hooks/*.c "$SRC"/libgdr/src/nvrm/*.c \
-         "$SRC"/libgdr/src/copy/{copy_select,copy_dispatch,cpu_features,copy_sse2}.c; do
+for f in "$SRC"/libgdr/src/*.c "$SRC"/libgdr/src/hooks/*.c "$SRC"/libgdr/src/nvrm/*.c; do
     compile "$f"
 done
-compile "$SRC/libgdr/src/copy/copy_sse41.c" -msse4.1
-compile "$SRC/libgdr/src/copy/copy_avx2.c" -mavx2
-compile "$SRC/libgdr/src/copy/copy_avx512.c" -mavx512f
-compile "$SRC/libgdr/src/copy/copy_movdir64b.c" -mmovdir64b
+. "$SRC/tests/gpu/copy_engine.sh"
+copy_engine compile
 wait
 $CC -shared -o "$OUT/libgdrx.so.0" -Wl,-soname,libgdrx.so.0 -Wl,-z,nodelete \
     -Wl,--version-script="$SRC/libgdr/libgdrx.map" "$OUT"/obj/libgdr_*.o -ldl -pthread
@@ -60,8 +57,9 @@ nvcc -o "$OUT/nvrm_vmm_probe" "$OUT"/obj/probe/*.o "$OUT/obj/gpu_kernels.o" "$OU
 # neither library, dlopens both; run with libgdrx.so.0 on LD_LIBRARY_PATH.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
     "$SRC/tests/nvrm/nvrm_load_order.c" -o "$OUT/nvrm_load_order" -ldl
-# The benchmark tools (tools/local.mk's gdrx-copylat, -copybw, -apiperf,
-# -pplat), against this libgdrx.
+# The tools a user gets from make (tools/local.mk's bin_PROGRAMS: the
+# benchmarks gdrx-copylat, -copybw, -apiperf, -pplat, and gdrx-info),
+# against this libgdrx.
 T="$SRC/tools"
 bash "$SRC/tests/gpu/build_tools.sh" "$OUT"
 # The CUDA memory events with the runtime initialised first, static and shared.
@@ -117,6 +115,6 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include"
     "$G/gdrapi_sanity.c" -o "$OUT/gdrapi_sanity" -L"$OUT" -lgdrapi \
     -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
-     "the benchmark tools, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
+     "the benchmark tools, $OUT/gdrx-info, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
      "$OUT/free_paths, $OUT/fork_stress, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
      "UCX's --with-gdrcopy), $OUT/gdrapi_sanity"

@@ -1,8 +1,9 @@
 #!/bin/bash
-# build_tools.sh OUTDIR - build the benchmark tools (gdrx-copylat,
-# gdrx-copybw, gdrx-apiperf, gdrx-pplat) with gcc and nvcc alone (no
-# autotools: the GPU machine has none) against the libgdrx.so.0 in OUTDIR
-# (tests/gpu/build.sh builds it there).  gdrx-pplat embeds its kernel when
+# build_tools.sh OUTDIR - build the tools a user gets from make (the
+# benchmarks gdrx-copylat, gdrx-copybw, gdrx-apiperf, gdrx-pplat, and
+# gdrx-info) with gcc and nvcc alone (no autotools: the GPU machine has
+# none) against the libgdrx.so.0 in OUTDIR (tests/gpu/build.sh builds it
+# there).  CUDA_HOME: where include/cuda.h is (default /usr/local/cuda).  gdrx-pplat embeds its kernel when
 # nvcc is found (PATH, $CUDA_HOME/bin), and is built without it otherwise
 # (it then reports "not run").  With UCX_SRC (a configured UCX source tree)
 # and UCX_LIBDIR (its libraries) set, gdrx-apiperf measures the UCX
@@ -31,6 +32,21 @@ waitall() { # a failed background job fails the build (plain `wait` would not)
 for f in "${LIB[@]}"; do
     $CC "${CFLAGS[@]}" -c "$T/$f.c" -o "$O/$f.o" & pids+=($!)
 done
+# gdrx-info links the copy engine's own objects (its CPU detection and
+# variant names are not libgdrx's API; tools/local.mk links GDRX_COPY_LIBS)
+# and reads the nvrm backend's list of driver branches.  Its config.h:
+# what AC_INIT gives configure's.
+mkdir -p "$O/info"
+sed -n 's/^AC_INIT(\[gdrx\], \[\([^]]*\)\], \[\([^]]*\)\].*/#define VERSION "\1"\n#define PACKAGE_VERSION "\1"\n#define PACKAGE_BUGREPORT "\2"/p' \
+    "$SRC/configure.ac" > "$O/info/config.h"
+grep -q PACKAGE_BUGREPORT "$O/info/config.h" || { echo "build_tools.sh: AC_INIT not understood" >&2; exit 1; }
+copy_obj() { # file [isa flag]
+    local f=$1; shift
+    $CC "${CFLAGS[@]}" -fvisibility=hidden "$@" -c "$f" -o "$O/info/copy_$(basename "$f" .c).o" &
+    pids+=($!)
+}
+. "$SRC/tests/gpu/copy_engine.sh"
+copy_engine copy_obj
 waitall
 objs=()
 for f in "${LIB[@]}"; do objs+=("$O/$f.o"); done
@@ -41,6 +57,9 @@ link() { # program sources... [-- extra link flags]
 }
 link gdrx-copylat "$T/gdrx-copylat.c" & pids+=($!)
 link gdrx-copybw "$T/gdrx-copybw.c" & pids+=($!)
+link gdrx-info -I"$O/info" -I"$SRC/libgdr/src/copy" -I"$SRC/libgdr/src/nvrm" \
+    -DGDRX_UCX_MODULEDIR="\"$OUT/ucx_plugin/.libs\"" "$T/gdrx-info.c" "$T"/info_*.c "$O"/info/copy_*.o &
+pids+=($!)
 waitall
 
 ucx=()
@@ -67,4 +86,5 @@ else
     echo "build_tools.sh: no nvcc: gdrx-pplat is built without its kernel (it will say not run)"
 fi
 link gdrx-pplat "${kernel[@]}" "$T/gdrx-pplat.c" "$T/pplat_gpu.c" "$T/pplat_sim.c" "$T/pplat_image.c"
-echo "built $OUT/gdrx-copylat, gdrx-copybw, gdrx-apiperf${ucx:+ (with UCX)}, gdrx-pplat${kernel:+ (with its kernel)}"
+
+echo "built $OUT/gdrx-copylat, gdrx-copybw, gdrx-apiperf${ucx:+ (with UCX)}, gdrx-pplat${kernel:+ (with its kernel)}, gdrx-info"

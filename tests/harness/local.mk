@@ -13,3 +13,14 @@ GDRX_SUITES    += tests/harness/test_harness
 tests_harness_test_harness_SOURCES  = tests/harness/test_harness.c
 tests_harness_test_harness_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_harness_test_harness_LDADD    = $(GDRX_TEST_LIBS)
+
+# Without CUnit (configure's summary says so) the suites cannot be built:
+# say what is missing before make check tries to compile them.
+gdrx-needs-cunit:
+	@echo "make: the test suites need CUnit, which configure did not find:" \
+	  "apt-get install libcunit1-dev (sh config/deps.sh), then configure again." \
+	  "make bench does not need it." >&2; exit 1
+.PHONY: gdrx-needs-cunit
+if !HAVE_CUNIT
+check-am check-threads: gdrx-needs-cunit
+endif

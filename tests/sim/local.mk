@@ -42,3 +42,13 @@ tests_sim_test_sim_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_sim_test_sim_CFLAGS = $(AM_CFLAGS) -pthread
 tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS)
 tests_sim_test_sim_LDFLAGS = $(AM_LDFLAGS) -pthread
+
+# Without memfd_create (configure's summary says so) there is no simulated
+# GPU, and no suite can run: say so before make check tries to build it.
+gdrx-needs-sim:
+	@echo "make: the test suites run on the simulated GPU, which needs memfd_create" \
+	  "(glibc 2.27 or newer); configure did not find it." >&2; exit 1
+.PHONY: gdrx-needs-sim
+if !HAVE_SIM
+check-am check-threads: gdrx-needs-sim
+endif

@@ -112,15 +112,16 @@ static void test_bench_not_run_and_failed(void)
 }
 
 /* The GPU machine's build (tests/gpu/build_tools.sh: gcc and nvcc, no
- * autotools) against the build tree's libgdrx, run on the simulated GPU. */
+ * autotools) of every tool make builds, against the build tree's libgdrx
+ * and the cuda.h configure found (CUDA_HOME), run on the simulated GPU. */
 static void test_gpu_build_script(void)
 {
     char dir[64], cmd[2048];
     const char *src = getenv("GDRX_TEST_SRCDIR");
     tt_tmpdir(dir, sizeof(dir));
     snprintf(cmd, sizeof(cmd), "cp '%s/libgdr/.libs/libgdrx.so.0' '%s/' && env -u UCX_SRC "
-             "bash '%s/tests/gpu/build_tools.sh' '%s' 2>&1", tt_builddir(), dir,
-             src && *src ? src : ".", dir);
+             "CUDA_HOME='%s' bash '%s/tests/gpu/build_tools.sh' '%s' 2>&1", tt_builddir(), dir,
+             GDRX_TEST_CUDA_DIR, src && *src ? src : ".", dir);
     int st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
     CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     if (!strstr(tt_out, "built ")) {
@@ -133,8 +134,9 @@ static void test_gpu_build_script(void)
     if (rt && *rt)
         snprintf(preload, sizeof(preload), "env LD_PRELOAD='%s' ", rt);
     const char *const runs[] = { "gdrx-copylat -s 8 -n 3", "gdrx-copybw -s 4K -n 2",
-                                 "gdrx-apiperf -s 4K -n 2", "gdrx-pplat -n 3 -w 3" };
-    for (int i = 0; i < 4; i++) {
+                                 "gdrx-apiperf -s 4K -n 2", "gdrx-pplat -n 3 -w 3",
+                                 "gdrx-info --no-ucx" };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         snprintf(cmd, sizeof(cmd), "%s'%s'/%s 2>&1", preload, dir, runs[i]);
         st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
