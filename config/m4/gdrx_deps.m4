@@ -48,6 +48,9 @@ AC_DEFUN([GDRX_CHECK_CUDA], [
     ])
     AC_MSG_NOTICE([using $gdrx_cuda_dir/include/cuda.h])
     AC_SUBST([CUDA_CPPFLAGS])
+    dnl for builds outside make (tests/gpu/build_tools.sh, as test_bench_tools runs it)
+    CUDA_DIR="$gdrx_cuda_dir"
+    AC_SUBST([CUDA_DIR])
     GDRX_PART([libgdrx], [yes])
     AC_CHECK_LIB([dl], [dlopen], [DL_LIBS=-ldl], [DL_LIBS=])
     AC_SUBST([DL_LIBS])

@@ -10,9 +10,10 @@ tests_tools_test_bench_tools_LDADD = $(GDRX_TEST_LIBS) $(GDRX_TOOL_LIBS)
 EXTRA_tests_tools_test_bench_tools_DEPENDENCIES = $(bin_PROGRAMS) tests/sim/libcuda.la
 if HAVE_UCX
 tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tools \
-	-DGDRX_TEST_HAVE_UCX=1
+	-DGDRX_TEST_HAVE_UCX=1 -DGDRX_TEST_CUDA_DIR='"$(CUDA_DIR)"'
 EXTRA_tests_tools_test_bench_tools_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
 else
-tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tools
+tests_tools_test_bench_tools_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tools \
+	-DGDRX_TEST_CUDA_DIR='"$(CUDA_DIR)"'
 endif
 EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh

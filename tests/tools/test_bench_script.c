@@ -112,15 +112,17 @@ static void test_bench_not_run_and_failed(void)
 }
 
 /* The GPU machine's build (tests/gpu/build_tools.sh: gcc and nvcc, no
- * autotools) against the build tree's libgdrx, run on the simulated GPU. */
+ * autotools) against the build tree's libgdrx, run on the simulated GPU;
+ * its cuda.h is the one configure found (CUDA_HOME), which need not be in
+ * /usr/local/cuda (Debian: /opt/gdrx-cuda or /usr). */
 static void test_gpu_build_script(void)
 {
     char dir[64], cmd[2048];
     const char *src = getenv("GDRX_TEST_SRCDIR");
     tt_tmpdir(dir, sizeof(dir));
     snprintf(cmd, sizeof(cmd), "cp '%s/libgdr/.libs/libgdrx.so.0' '%s/' && env -u UCX_SRC "
-             "bash '%s/tests/gpu/build_tools.sh' '%s' 2>&1", tt_builddir(), dir,
-             src && *src ? src : ".", dir);
+             "CUDA_HOME='%s' bash '%s/tests/gpu/build_tools.sh' '%s' 2>&1", tt_builddir(),
+             dir, GDRX_TEST_CUDA_DIR, src && *src ? src : ".", dir);
     int st = gdrx_test_capture(cmd, tt_out, sizeof(tt_out));
     CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     if (!strstr(tt_out, "built ")) {

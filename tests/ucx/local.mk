@@ -12,7 +12,7 @@ GDRX_UCX_TEST_LIBS = $(top_builddir)/tests/ucx/libut_uct.la \
 GDRX_UCX_TEST_LINK = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
 
 check_LTLIBRARIES += tests/ucx/libut_uct.la
-tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c \
+tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c tests/ucx/ut_version.h \
 	tests/ucx/ut_ucp.h tests/ucx/ut_ucp.c
 tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
