@@ -144,6 +144,22 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
     do { (void)(_base); (void)(_size); } while (0)
 #endif
 
+/* A CUDA memory event for UCM (uct_gdrx_events.c).  Since 1.22 the event
+ * also carries the memory's system device and flags, which UCX's
+ * memory-type cache stores and its log prints by name: left unset, they
+ * made a cache entry of a garbage device (a hang under
+ * UCX_LOG_LEVEL=debug).  Set as UCX's own CUDA hooks set them: device
+ * unknown, registrable. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_UCM_MEM_EVENT_ATTRS(_event) \
+    do { \
+        (_event)->mem_type.sys_dev   = UCS_SYS_DEVICE_ID_UNKNOWN; \
+        (_event)->mem_type.mem_flags = UCS_MEM_FLAG_REGISTRABLE; \
+    } while (0)
+#else
+#  define UCT_GDRX_UCM_MEM_EVENT_ATTRS(_event) do { } while (0)
+#endif
+
 /* The system device that entry names: none, as above.  tests/gpu/ucx_runs.sh's
  * "cachedev" mode builds a plugin naming cuda_copy's device instead
  * (-DUCT_GDRX_MEMTYPE_CACHE_SYS_DEV), for OSU's data check. */
@@ -163,8 +179,16 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
     void **handle_p
 #endif
 
-/* Members of uct_md_ops_t and uct_component_t that come and go. */
-#if UCT_GDRX_UCX_AT_LEAST(1, 21)
+/* Members of uct_md_ops_t and uct_component_t that come and go.  1.23
+ * changed mem_elem_pack's arguments (a release handle out) and added
+ * mem_elem_release, which UCX calls unchecked: device memory elements are
+ * not gdrx's, so there is never a handle to release. */
+#if UCT_GDRX_UCX_AT_LEAST(1, 23)
+#  define UCT_GDRX_MD_OPS_VERSIONED \
+    .mem_attach       = (void*)ucs_empty_function_return_unsupported, \
+    .mem_elem_pack    = (void*)ucs_empty_function_return_unsupported, \
+    .mem_elem_release = (void*)ucs_empty_function,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 21)
 #  define UCT_GDRX_MD_OPS_VERSIONED \
     .mem_attach    = (void*)ucs_empty_function_return_unsupported, \
     .mem_elem_pack = (void*)ucs_empty_function_return_unsupported,
@@ -206,17 +230,32 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define UCT_GDRX_IFACE_OPS_IS_REACHABLE(_is_reachable) _is_reachable
 #endif
 
-/* Tested: 1.13, 1.16, 1.18, 1.22; 1.18's internal ops are 1.16's, those
- * of 1.17 and 1.19-1.21 differ or are untested, so those are refused;
- * releases after 1.22 take its branch. */
+/* Tested: 1.13, 1.16, 1.18, 1.22, 1.23; 1.18's internal ops are 1.16's,
+ * those of 1.17 and 1.19-1.21 differ or are untested, so those are refused;
+ * releases after 1.23 take its branch.  UCX calls these ops without NULL
+ * checks and 1.23 asserts ep_outstanding_purge at every interface open:
+ * each member a release has must be set (tests/ucx/test_uct.c's
+ * test_ops_tables checks that in every build).  gdrx's operations complete
+ * before they return, so an endpoint never has an outstanding one to purge
+ * (or call back for): that op succeeds at once. */
 #if UCT_GDRX_UCX_AT_LEAST(1, 22)
-#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_1_22(_is_reachable) \
     .iface_query_v2        = uct_iface_base_query_v2, \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \
     .iface_is_reachable_v2 = _is_reachable, \
     .ep_is_connected       = uct_base_ep_is_connected, \
     .ep_get_device_ep      = (void*)ucs_empty_function_return_unsupported, \
     .ep_put_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported,
+#endif
+#if UCT_GDRX_UCX_AT_LEAST(1, 23)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
+    UCT_GDRX_IFACE_INTERNAL_OPS_1_22(_is_reachable) \
+    .ep_get_sgl_zcopy      = (void*)ucs_empty_function_return_unsupported, \
+    .ep_outstanding_purge  = (uct_ep_outstanding_purge_func_t) \
+                             ucs_empty_function_return_success,
+#elif UCT_GDRX_UCX_AT_LEAST(1, 22)
+#  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
+    UCT_GDRX_IFACE_INTERNAL_OPS_1_22(_is_reachable)
 #elif (UCT_API == UCT_VERSION(1, 16)) || (UCT_API == UCT_VERSION(1, 18))
 #  define UCT_GDRX_IFACE_INTERNAL_OPS_VERSIONED(_is_reachable) \
     .ep_connect_to_ep_v2   = (void*)ucs_empty_function_return_unsupported, \

@@ -13,6 +13,7 @@
 #endif
 
 #include "uct_gdrx_events.h"
+#include "uct_gdrx_compat.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -49,6 +50,7 @@ static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
     ucm_event.mem_type.address  = (void*)(uintptr_t)event->base;
     ucm_event.mem_type.size     = event->size;
     ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_CUDA;
+    UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
     if (event->type == GDRX_MEM_EVENT_ALLOC) {
         type = UCM_EVENT_MEM_TYPE_ALLOC;
         __atomic_fetch_add(&uct_gdrx_events_count.alloc_dispatched, 1,

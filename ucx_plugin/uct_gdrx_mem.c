@@ -73,13 +73,28 @@ int uct_gdrx_mem_is_host(void *address, size_t length)
                                                      &info));
 }
 
-/* One pin maps one allocation: a request reaching past the allocation of
- * its address (into another one, or into none) cannot be served. */
+/* One pin maps one allocation: a request reaching into another allocation
+ * (or past every allocation) cannot be served.  CUDA starts allocations on
+ * UCT_GDRX_CUDA_ALLOC_ALIGN boundaries, so the bytes from an allocation's
+ * end to the next such boundary belong to no other allocation and lie in
+ * the GPU page of its last byte (mapped, and pinned with it): a request
+ * ending there is one that a caller's alignment widened (UCP 1.23's
+ * registration cache aligns to 16 bytes, so a 1-byte allocation registers
+ * as 16), and it is served by the allocation's part.  Refusing it hung
+ * UCP 1.23's sends.  UCS_OK and the length served, or the error. */
 static ucs_status_t
 uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
-                         size_t length, ucs_log_level_t level)
+                         size_t length, ucs_log_level_t level,
+                         size_t *served_p)
 {
-    if (uct_gdrx_range_holds(info->base, info->size, addr, length)) {
+    uint64_t alloc_end = info->base + info->size;
+    uint64_t slack     = ucs_align_up_pow2(alloc_end,
+                                           UCT_GDRX_CUDA_ALLOC_ALIGN) -
+                         alloc_end;
+
+    if (uct_gdrx_range_holds(info->base, info->size + slack, addr, length) &&
+        (addr < alloc_end)) {
+        *served_p = ucs_min(length, alloc_end - addr);
         return UCS_OK;
     }
 
@@ -90,9 +105,10 @@ uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
 }
 
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
-                                 size_t length, int hide_errors,
+                                 size_t *length_p, int hide_errors,
                                  uct_gdrx_window_t *window, int *is_host_p)
 {
+    size_t length = *length_p;
     struct gdrx_mem_info info;
     ucs_status_t status;
     uint64_t alloc_end;
@@ -107,7 +123,7 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
     status = (ret != 0) ? uct_gdrx_mem_status(ret) :
              uct_gdrx_mem_check_alloc(&info, addr, length, hide_errors ?
                                       UCS_LOG_LEVEL_DEBUG :
-                                      UCS_LOG_LEVEL_ERROR);
+                                      UCS_LOG_LEVEL_ERROR, length_p);
     if (status != UCS_OK) {
         uct_gdrx_count(&md->counters.reg_errors);
         return status;
@@ -116,6 +132,7 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
     /* the whole allocation: every message of a buffer shares one pin; a
      * large one in aligned windows, so the BAR space pinned stays near
      * what is used */
+    length    = *length_p;
     alloc_end = info.base + info.size;
     if (info.size <= md->reg_window) {
         window->start = info.base;
@@ -187,6 +204,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     struct gdrx_mem_info info = {0};
     uint64_t start, end;
     ucs_status_t status;
+    size_t served;
     int ret;
 
     /* The allocation of the address asked for (the widened range may start
@@ -200,7 +218,7 @@ ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
     }
 
     status = uct_gdrx_mem_check_alloc(&info, req->address, req->length,
-                                      level);
+                                      level, &served);
     if (status != UCS_OK) {
         goto err;
     }

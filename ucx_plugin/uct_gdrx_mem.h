@@ -39,13 +39,19 @@ ucs_status_t uct_gdrx_mem_status(int err);
 
 int uct_gdrx_mem_is_host(void *address, size_t length);
 
+/* CUDA's alignment of every allocation's start (cudaMalloc's documented
+ * 256 bytes; cuMemAlloc's allocations are aligned at least as much). */
+#define UCT_GDRX_CUDA_ALLOC_ALIGN 256
+
 /* Pin/map one range, and undo it.  uct_gdrx_mem_window gives the range a
- * registration pins (its whole allocation, or a window of it); [dptr, dptr +
+ * registration pins (its whole allocation, or a window of it), and shortens
+ * *length_p to the part inside the allocation (a request may end up to
+ * UCT_GDRX_CUDA_ALLOC_ALIGN past it, see uct_gdrx_mem.c); [dptr, dptr +
  * length) of uct_gdrx_mem_map holds what req asks for and may reach past its
  * allocation (the cache's alignment and merges): the part in req's
  * allocation is pinned. */
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
-                                 size_t length, int hide_errors,
+                                 size_t *length_p, int hide_errors,
                                  uct_gdrx_window_t *window, int *is_host_p);
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
                               const uct_gdrx_mem_req_t *req, int hide_errors,

@@ -176,9 +176,11 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
     for (attempt = 0; attempt < 3; ++attempt) {
         /* a remembered window first (no CUDA call), then CUDA's answer */
         hinted = (attempt == 0) &&
-                 uct_gdrx_rcache_window_find(md, req.address, length, &win);
+                 uct_gdrx_rcache_window_find(md, req.address, req.length,
+                                             &win);
         if (!hinted) {
-            status = uct_gdrx_mem_window(md, req.address, length,
+            /* req.length: what the allocation serves of the request */
+            status = uct_gdrx_mem_window(md, req.address, &req.length,
                                          flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
                                          &win, &is_host);
             if (status != UCS_OK) {

@@ -1,6 +1,6 @@
 # tests/ucx: the gdrx UCX transport through UCT and UCP, on the simulated
 # GPU.  Without a configured UCX the suites are reported as not run.
-EXTRA_DIST += tests/ucx/check_layers.sh
+EXTRA_DIST += tests/ucx/check_layers.sh tests/ucx/sid_leg.sh
 if HAVE_UCX
 GDRX_UCX_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr \
 	-I$(top_srcdir)/tests/sim $(UCX_CPPFLAGS:-I%=-isystem %)
@@ -12,7 +12,7 @@ GDRX_UCX_TEST_LIBS = $(top_builddir)/tests/ucx/libut_uct.la \
 GDRX_UCX_TEST_LINK = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
 
 check_LTLIBRARIES += tests/ucx/libut_uct.la
-tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c \
+tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c tests/ucx/ut_version.h \
 	tests/ucx/ut_ucp.h tests/ucx/ut_ucp.c
 tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)

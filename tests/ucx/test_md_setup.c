@@ -84,7 +84,8 @@ static void test_backend_is_the_mds(void)
     uct_md_close(u.md);
     CU_ASSERT_EQUAL_FATAL(uct_md_config_read(u.component, NULL, NULL,
                                              &md_config), UCS_OK);
-    CU_ASSERT_EQUAL_FATAL(uct_config_modify(md_config, "BACKEND",
+    CU_ASSERT_EQUAL_FATAL(uct_config_modify(md_config,
+                                            UT_CONFIG_NAME("BACKEND"),
                                             "dmabuf"), UCS_OK);
     CU_ASSERT_EQUAL_FATAL(uct_md_open(u.component, "gdrx", md_config, &u.md),
                           UCS_OK);

@@ -263,9 +263,37 @@ static int ut_ucx_hooks_work(void)
     return status == UCS_OK;
 }
 
+/* The last CUDA allocation event UCM delivered to the suite, and how many. */
+static ucm_event_t ut_alloc_event;
+static int ut_alloc_events;
+
+static void ut_record_alloc(ucm_event_type_t type, ucm_event_t *event,
+                            void *arg)
+{
+    (void)type;
+    (void)arg;
+    ut_alloc_event = *event;
+    ++ut_alloc_events;
+}
+
+/* 0xa5 over the stack below the caller's frame, where the allocation's
+ * calls (and the bridge's on-stack event) run next: a field the bridge
+ * leaves unset shows as 0xa5. */
+static void __attribute__((noinline)) ut_paint_stack(void)
+{
+    volatile uint8_t area[64 * 1024];
+    size_t i;
+
+    for (i = 0; i < sizeof(area); ++i) {
+        area[i] = 0xa5;
+    }
+}
+
 /* Who tells UCX about CUDA frees: UCX's own hooks (libucm_cuda) when it
  * has working ones, and then gdrx dispatches nothing; gdrx's bridge
- * otherwise. */
+ * otherwise, with every field of the event set (from UCX 1.22 also the
+ * system device and memory flags, which UCX's memory-type cache keeps and
+ * logs by name: a garbage device hung UCX_LOG_LEVEL=debug runs). */
 static void test_events_source(void)
 {
     struct ut_uct u;
@@ -277,18 +305,35 @@ static void test_events_source(void)
         return;
     }
     ucx_hooks = ut_ucx_hooks_work();
+    ut_alloc_events = 0;
+    CU_ASSERT_EQUAL_FATAL(ucm_set_event_handler(UCM_EVENT_MEM_TYPE_ALLOC |
+                                                UCM_EVENT_FLAG_NO_INSTALL, 0,
+                                                ut_record_alloc, NULL),
+                          UCS_OK);
+    ut_paint_stack();
     d = tc_alloc(4096);
+    ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_ALLOC, ut_record_alloc, NULL);
     tc_free(d);
     ut_close(&u);
+    CU_ASSERT_EQUAL(ut_alloc_events, 1);
     if (ucx_hooks) {
         CU_ASSERT(ut_stats_has(u.stats, "events_source ucx-hooks"));
         CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 0);
         CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 0);
-    } else {
-        CU_ASSERT(ut_stats_has(u.stats, "events_source bridged"));
-        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 1);
-        CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 1);
+        return;
     }
+    CU_ASSERT(ut_stats_has(u.stats, "events_source bridged"));
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_alloc"), 1);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "events_free"), 1);
+    CU_ASSERT_PTR_EQUAL(ut_alloc_event.mem_type.address, (void*)d);
+    CU_ASSERT_EQUAL(ut_alloc_event.mem_type.size, 4096);
+    CU_ASSERT_EQUAL(ut_alloc_event.mem_type.mem_type, UCS_MEMORY_TYPE_CUDA);
+#if UT_UCM_EVENT_HAS_MEM_ATTRS
+    CU_ASSERT_EQUAL(ut_alloc_event.mem_type.sys_dev,
+                    UCS_SYS_DEVICE_ID_UNKNOWN);
+    CU_ASSERT_EQUAL(ut_alloc_event.mem_type.mem_flags,
+                    UCS_MEM_FLAG_REGISTRABLE);
+#endif
 }
 
 /* Two 4 KiB allocations next to each other in one 64 KiB page (the sim

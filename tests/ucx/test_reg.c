@@ -319,6 +319,70 @@ static void test_mem_alloc(void)
     CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "allocs"), 1);
 }
 
+/* A registration may end a little past its allocation: UCP 1.23 aligns
+ * its registrations to 16 bytes, so a 1-byte allocation registers as 16.
+ * Up to CUDA's 256-byte allocation alignment the range is served by its
+ * allocation (no other allocation starts there; refusing it hung UCP 1.23's
+ * sends); the key still reaches only the allocation, and a range past that
+ * boundary is refused.  With and without the cache. */
+static void ut_past_end(const char *rcache)
+{
+    uint8_t byte = 0x5a, got = 0, buf[16] = {0};
+    struct ut_reg r, r2;
+    struct ut_uct u;
+    uct_mem_h memh;
+    CUdeviceptr d, next, odd;
+
+    setenv("UCX_GDRX_RCACHE", rcache, 1);
+    if ((tc_setup(0) != 0) || (ut_open(&u) != 0) || !(d = tc_alloc(1)) ||
+        !(next = tc_alloc(1)) || !(odd = tc_alloc(1000))) {
+        CU_FAIL("setup");
+        return;
+    }
+    tc_fill(next, 1, 7);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 16, &r), UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, &byte, 1, d, r.rkey.rkey), UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_get_short(u.ep, &got, 1, d, r.rkey.rkey), UCS_OK);
+    CU_ASSERT_EQUAL(got, byte);
+    /* the key is the allocation's: its 16 bytes are not all there */
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 16, d, r.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    /* up to the 256-byte boundary, inside a larger allocation's end too */
+    CU_ASSERT_EQUAL(ut_reg(&u, (void*)d, 256, &r2), UCS_OK);
+    ut_dereg(&u, &r2);
+    CU_ASSERT_EQUAL(ut_reg(&u, (void*)(odd + 990), 34, &r2), UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 10, odd + 990, r2.rkey.rkey),
+                    UCS_OK);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 11, odd + 990, r2.rkey.rkey),
+                    UCS_ERR_OUT_OF_RANGE);
+    ut_dereg(&u, &r2);
+    /* past it: refused (it may be another allocation's) */
+    CU_ASSERT_EQUAL(uct_md_mem_reg(u.md, (void*)d, 257,
+                                   UCT_MD_MEM_ACCESS_ALL |
+                                   UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh),
+                    UCS_ERR_INVALID_ADDR);
+    CU_ASSERT_EQUAL(uct_md_mem_reg(u.md, (void*)(odd + 990), 35,
+                                   UCT_MD_MEM_ACCESS_ALL |
+                                   UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh),
+                    UCS_ERR_INVALID_ADDR);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT(tc_check(next, 1, 7));
+    tc_free(d);
+    tc_free(next);
+    tc_free(odd);
+}
+
+static void test_past_end_rcache(void)
+{
+    ut_past_end("try");
+}
+
+static void test_past_end_no_rcache(void)
+{
+    ut_past_end("n");
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_one_pin_per_buffer),
     GDRX_TEST_CASE(test_large_allocation_windows),
@@ -326,6 +390,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_default_max_size),
     GDRX_TEST_CASE(test_bad_window),
     GDRX_TEST_CASE(test_mem_alloc),
+    GDRX_TEST_CASE(test_past_end_rcache),
+    GDRX_TEST_CASE(test_past_end_no_rcache),
     GDRX_TEST_END
 };
 

@@ -29,7 +29,9 @@ ucs_status_t ut_ucp_init(struct ut_ucp *t, const char *tls,
     if (status != UCS_OK) {
         return status;
     }
-    status = (backend != NULL) ? ucp_config_modify(config, "BACKEND", backend) :
+    status = (backend != NULL) ? ucp_config_modify(config,
+                                                   UT_CONFIG_NAME("BACKEND"),
+                                                   backend) :
                                  UCS_OK;
     if (status == UCS_OK) {
         status = ucp_init(&params, config, &t->context);

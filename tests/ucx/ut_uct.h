@@ -11,6 +11,7 @@
 #include <uct/api/uct.h>
 
 #include "tcuda.h"
+#include "ut_version.h"
 
 struct ut_uct {
     uct_component_h      component;

@@ -1,0 +1,41 @@
+/*
+ * ut_version.h - what the gdrx UCX suites expect differently of the UCX
+ * releases they run on, in one place (the plugin's own differences are all
+ * in ucx_plugin/uct_gdrx_compat.h).  Each item says which releases were
+ * run to find it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UT_VERSION_H
+#define UT_VERSION_H
+
+#include <uct/api/version.h>
+
+#define UT_UCX_AT_LEAST(_maj, _min) (UCT_API >= UCT_VERSION(_maj, _min))
+
+/* A gdrx setting's name for uct_config_modify / ucp_config_modify: up to
+ * 1.18 the field's own name ("BACKEND"); from 1.22 the name with the
+ * table's prefix ("GDRX_BACKEND"; 1.22's and 1.23's parser match the
+ * prefixed name only: run on 1.13 and 1.23, read in 1.16's and 1.22's
+ * sources). */
+#if UT_UCX_AT_LEAST(1, 22)
+#  define UT_CONFIG_NAME(_name) "GDRX_" _name
+#else
+#  define UT_CONFIG_NAME(_name) _name
+#endif
+
+/* UCM's memory-type events carry the memory's system device and flags
+ * from 1.22. */
+#define UT_UCM_EVENT_HAS_MEM_ATTRS UT_UCX_AT_LEAST(1, 22)
+
+/* CUDA buffers UCP allocates through gdrx's MD by itself while a test
+ * sends (and registers, a pin each): none up to 1.22; 1.23's v2 protocols
+ * do (1.23.0~rc1: two in test_offsets_one_pin_v2's transfers, one in
+ * test_mem_map_cuda's).  _n: the count on 1.23. */
+#if UT_UCX_AT_LEAST(1, 23)
+#  define UT_UCP_OWN_ALLOCS(_n) (_n)
+#else
+#  define UT_UCP_OWN_ALLOCS(_n) 0
+#endif
+
+#endif
