@@ -317,7 +317,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
 static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                       const char *reason)
 {
-    char list[64];
+    char list[128];
 
     info_branch_list(list, sizeof(list));
     if (!h->driver[0]) {
@@ -326,12 +326,12 @@ static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                  "load it: modprobe nvidia", list);
         info_problem(r, "nvrm", fix, "no NVIDIA kernel driver is loaded "
                      "(no /sys/module/nvidia/version)");
-    } else if (!info_branch_validated(h->driver) || strstr(reason, "not a validated branch")) {
-        char fix[256];
+    } else if (!info_branch_known(h->driver) || strstr(reason, "not a known branch")) {
+        char fix[320];
         snprintf(fix, sizeof(fix), "install a driver of branch %s, or use the gdrdrv backend "
                  "(a kernel module, any driver) or dmabuf", list);
         info_problem(r, "nvrm", fix, "driver %s is not of a branch whose RM ioctl ABI the nvrm "
-                     "backend was validated against (%s)", h->driver, list);
+                     "backend knows (%s)", h->driver, list);
     } else if (rc == -EACCES || rc == -EPERM) {
         info_problem(r, "nvrm", "the user needs read and write access to /dev/nvidiactl and "
                      "/dev/nvidia[0-9]*: NVIDIA's default is mode 0666; where the driver "

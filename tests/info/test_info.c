@@ -230,19 +230,20 @@ static void test_nvrm_emulated(void)
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  nvrm           works\n");
     HAS("  version        580.159.04\n");
-    HAS("nvrm ABI       branch validated by the nvrm backend");
+    HAS("nvrm ABI       branch 580 validated (headers 580.65.06 to 580.142), run on hardware");
     HAS("\n    picks        nvrm (");
     HAS("result: 2 of 3 backends work\n");
 
     snprintf(env + strlen(env), sizeof(env) - strlen(env),
-             " NVRM_EMU_VERSION=535.104.05 NVRM_EMU_SYSFS_VERSION=535.104.05");
+             " NVRM_EMU_VERSION=999.10.01 NVRM_EMU_SYSFS_VERSION=999.10.01");
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  nvrm           does not open\n");
-    HAS("branch NOT validated by the nvrm backend");
-    HAS("nvrm: driver 535.104.05 is not of a branch whose RM ioctl ABI the nvrm backend "
-        "was validated against (580)");
-    HAS("fix: install a driver of branch 580, or use the gdrdrv backend");
-    HAS("(branch 535) is not a validated branch");
+    HAS("branch NOT known to the nvrm backend");
+    HAS("nvrm: driver 999.10.01 is not of a branch whose RM ioctl ABI the nvrm backend "
+        "knows (535, 545, 550, 555, 560, 565, 570, 575, 580)");
+    HAS("fix: install a driver of branch 535, 545, 550, 555, 560, 565, 570, 575, 580, or use "
+        "the gdrdrv backend");
+    HAS("(branch 999) is not a known branch");
 }
 
 static void test_gdrdrv_node(void)

@@ -11,7 +11,9 @@ tests_nvrm_libnvrm_emu_la_SOURCES = \
 	tests/nvrm/emu/emu_config.c \
 	tests/nvrm/emu/emu_rm.c \
 	tests/nvrm/emu/emu_ctrl.c \
-	tests/nvrm/emu/emu_uvm.c
+	tests/nvrm/emu/emu_uvm.c \
+	tests/nvrm/emu/emu_layout.h \
+	libgdr/src/nvrm/nvrm_layout.c
 tests_nvrm_libnvrm_emu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/nvrm/emu \
 	-I$(top_srcdir)/libgdr/src/nvrm
 tests_nvrm_libnvrm_emu_la_CFLAGS = $(AM_CFLAGS) -pthread

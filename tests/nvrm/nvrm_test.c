@@ -41,6 +41,19 @@ int nvt_open(gdrx_t *g)
     return gdrx_open(&params, g);
 }
 
+const char *nvt_version(void)
+{
+    const char *v = getenv("NVRM_EMU_VERSION");
+    return v && *v ? v : "580.159.04";
+}
+
+uint64_t nvt_version_code(void)
+{
+    unsigned long major = 0, minor = 0;
+    sscanf(nvt_version(), "%lu.%lu", &major, &minor);
+    return ((uint64_t)major << 16) | minor;
+}
+
 struct nvrm_emu_stats nvt_stats(void)
 {
     struct nvrm_emu_stats s;

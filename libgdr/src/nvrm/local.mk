@@ -3,7 +3,8 @@
 # GDRX_HAVE_NVRM is defined.
 GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_abi.h \
-	libgdr/src/nvrm/nvrm_branches.h \
+	libgdr/src/nvrm/nvrm_layout.h \
+	libgdr/src/nvrm/nvrm_layout.c \
 	libgdr/src/nvrm/nvrm_rm.h \
 	libgdr/src/nvrm/nvrm_rm.c \
 	libgdr/src/nvrm/nvrm_cuda.h \

@@ -120,8 +120,9 @@ static int nvrm_open(void **out)
         s->pid = b->pid;
         state = s;
         /* Only now: the driver version passed nvrm_client_open's checks
-         * (the trace reads layouts validated for those branches only) and
+         * (the trace reads the layouts of its row in nvrm_layout.c) and
          * libcuda is loaded. */
+        nvrm_layout_set_active(s->client.layout);
         rc = nvrm_trace_install(gdrx_got_patch_import);
         if (rc)
             gdrx_warn("nvrm: cannot watch libcuda's ioctls (%s); only GDRX_NVRM_IPC=1 and "

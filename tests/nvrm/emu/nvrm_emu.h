@@ -59,6 +59,11 @@ int nvrm_emu_set_gpus(const char *spec);
  * table was set explicitly they become the table, minors reversed. */
 int nvrm_emu_sim_gpus(int count, const char *const *bus_ids);
 
+/* The version the emulated kernel reports now, into buf (len bytes):
+ * the simulated libcuda lays its requests out as that branch does, also
+ * after a test changed the version mid-process (nvrm_emu_set_versions). */
+void nvrm_emu_kernel_version(char *buf, size_t len);
+
 /* Back RM memory object (h_client, h_memory) with [memfd_offset,
  * +size) of memfd (dup'ed; the caller keeps its fd). */
 int nvrm_emu_bind_memory(uint32_t h_client, uint32_t h_memory, int memfd,
