@@ -22,7 +22,7 @@ tests_nvrm_libnvrm_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath 
 tests_nvrm_libnvrm_emu_la_LIBADD = $(DL_LIBS)
 
 GDRX_NVRM_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/nvrm \
-	-I$(top_srcdir)/tests/nvrm/emu -I$(top_srcdir)/tests/libgdr
+	-I$(top_srcdir)/tests/nvrm/emu -I$(top_srcdir)/tests/libgdr -I$(top_srcdir)/libgdr/src/nvrm
 
 # End to end through the public API: libgdrx (nvrm backend), the simulated
 # GPU, the emulator.
@@ -39,7 +39,9 @@ tests_nvrm_test_nvrm_SOURCES = \
 	tests/nvrm/test_nvrm_errors.c \
 	tests/nvrm/test_nvrm_life.c \
 	tests/nvrm/test_nvrm_load.c \
-	tests/nvrm/test_nvrm_window.c
+	tests/nvrm/test_nvrm_window.c \
+	tests/nvrm/test_nvrm_branch.c \
+	libgdr/src/nvrm/nvrm_layout.c
 tests_nvrm_test_nvrm_CPPFLAGS = $(GDRX_NVRM_TEST_CPPFLAGS)
 tests_nvrm_test_nvrm_LDADD = $(top_builddir)/tests/libgdr/libtcuda.la \
 	$(top_builddir)/libgdr/libgdrx.la $(GDRX_TEST_LIBS) $(DL_LIBS)

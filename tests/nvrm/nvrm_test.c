@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gdrx.h"
+#include "nvrm_layout.h"
 
 int nvt_setup(int ngpus, int dev)
 {
@@ -52,6 +53,12 @@ uint64_t nvt_version_code(void)
     unsigned long major = 0, minor = 0;
     sscanf(nvt_version(), "%lu.%lu", &major, &minor);
     return ((uint64_t)major << 16) | minor;
+}
+
+int nvt_branch_checked(void)
+{
+    const struct nvrm_layout *l = nvrm_layout_for(nvt_version());
+    return l && l->status == NVRM_BRANCH_CHECKED;
 }
 
 struct nvrm_emu_stats nvt_stats(void)
