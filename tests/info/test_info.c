@@ -105,7 +105,8 @@ static void test_sim_default(void)
     HAS("gdrdrv: /dev/gdrdrv not found: the gdrdrv");
     HAS("  nvrm           does not open\n");
     HAS("nvrm: no NVIDIA kernel driver is loaded (no /sys/module/nvidia/version)");
-    HAS("fix: install the NVIDIA driver (branch 580 for this backend)");
+    HAS("fix: install the NVIDIA driver (branch 535, 545, 550, 555, 560, 565, 570, 575, 580 "
+        "for this backend)");
     HAS("\n    picks        dmabuf (what gdrx_open(NULL) uses here)\n");
     HAS("\n  GPU 0          NVIDIA H100 (simcu 0) (simulated)");
     HAS("result: 1 of 3 backends work\n");
@@ -420,7 +421,9 @@ static void test_fake_root(void)
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  flavour        proprietary\n");
     HAS("  Secure Boot    disabled");
-    HAS("branch NOT validated by the nvrm backend");
+    HAS("nvrm ABI       branch 535 checked (headers 535.43.02 to 535.288.01), not run on "
+        "hardware here: served after the open self-test");
+    HAS("differs        UVM map: 32 GPUs (1200 B)");
     LACKS("Machine Owner Key");
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     CU_ASSERT_EQUAL(system(cmd), 0);

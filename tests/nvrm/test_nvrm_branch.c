@@ -128,10 +128,32 @@ static void test_validated_runs_no_selftest(void)
     gdrx_close(g);
 }
 
+/* GDRX_NVRM_SELFTEST=1 runs it there too (its cost measured on the H200). */
+static void test_selftest_forced_on_validated(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    setenv("GDRX_NVRM_SELFTEST", "1", 1);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(open_logged(&g, &log) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "branch 580 (validated, headers 580.65.06 to 580.142): "
+                                       "open self-test passed in"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 1);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps_live, before.rm_maps_live);
+    free(log);
+    gdrx_close(g);
+    unsetenv("GDRX_NVRM_SELFTEST");
+}
+
 const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_selftest_passes),
     GDRX_TEST_CASE(test_foreign_layout_refused),
     GDRX_TEST_CASE(test_checked_refused_on_request),
     GDRX_TEST_CASE(test_validated_runs_no_selftest),
+    GDRX_TEST_CASE(test_selftest_forced_on_validated),
     GDRX_TEST_END,
 };
