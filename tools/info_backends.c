@@ -360,6 +360,22 @@ static void diag_dmabuf(struct info_report *r, int rc, const char *reason)
                      reason[0] ? untagged(reason) : gdrx_strerror(rc));
 }
 
+/* The nvrm open self-test's line from the log, if one ran (a branch
+ * checked only against headers; docs/nvrm.md, "Driver branches"):
+ * "passed in N us" or "failed ... at step "S": what differed". */
+static void selftest_row(struct info_report *r, int index, const char *log)
+{
+    const char *at = strstr(log, "open self-test ");
+    if (!at)
+        return;
+    while (at > log && at[-1] != '\n' && strncmp(at, "failed the open", 15) != 0)
+        at--; /* back to "failed the open self-test" where it failed */
+    if (strncmp(at, "failed the open", 15) != 0)
+        at = strstr(at, "open self-test ");
+    size_t n = strcspn(at, "\n");
+    info_add(r, "backends", index, "selftest", "self-test", "%.*s", (int)(n > 300 ? 300 : n), at);
+}
+
 /* Open backend `b` (AUTO: what an application gets), then try a copy. */
 static int probe(struct info_report *r, const struct info_host *h, int index, gdrx_backend_t b)
 {
@@ -392,6 +408,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     if (rc == 0 && ver)
         info_add_v(r, "backends", index, "driver", "driver", "%u.%u", (unsigned)(ver >> 16),
                    (unsigned)(ver & 0xffff));
+    if (b == GDRX_BACKEND_NVRM)
+        selftest_row(r, index, log);
     if (rc)
         info_add(r, "backends", index, "error", "error", "%s", gdrx_strerror(rc));
     else if (copy)

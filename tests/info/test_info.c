@@ -234,6 +234,21 @@ static void test_nvrm_emulated(void)
     HAS("nvrm ABI       branch 580 validated (headers 580.65.06 to 580.142), run on hardware");
     HAS("\n    picks        nvrm (");
     HAS("result: 2 of 3 backends work\n");
+    LACKS("self-test");
+
+    /* a branch checked against headers: the self-test's result is shown */
+    char env535[1300];
+    snprintf(env535, sizeof(env535), "%s NVRM_EMU_VERSION=535.288.01 "
+             "NVRM_EMU_SYSFS_VERSION=535.288.01", env);
+    CU_ASSERT_EQUAL(info(env535, "--no-ucx"), 0);
+    HAS("  nvrm           works\n");
+    HAS("nvrm ABI       branch 535 checked (headers 535.43.02 to 535.288.01)");
+    HAS("    self-test    open self-test passed in ");
+    snprintf(env535 + strlen(env535), sizeof(env535) - strlen(env535),
+             " NVRM_EMU_UVM_LAYOUT=580.159.04");
+    CU_ASSERT_EQUAL(info(env535, "--no-ucx"), 0);
+    HAS("  nvrm           does not open\n");
+    HAS("    self-test    failed the open self-test at step \"find (trace)\"");
 
     snprintf(env + strlen(env), sizeof(env) - strlen(env),
              " NVRM_EMU_VERSION=999.10.01 NVRM_EMU_SYSFS_VERSION=999.10.01");
