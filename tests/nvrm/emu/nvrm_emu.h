@@ -32,6 +32,9 @@
  * ("op=value[*count];...", see nvrm_emu_fail), NVRM_EMU_BAR1 (bytes of BAR1
  * space: RM_MAP_MEMORY beyond it fails with NV_ERR_INSUFFICIENT_RESOURCES;
  * default unlimited), NVRM_EMU_TRACE=1 (log every request on stderr).
+ * The layouts spoken are those of the reported version's branch
+ * (emu_layout.h); NVRM_EMU_UVM_LAYOUT=<version> (read at each request)
+ * lays UVM_MAP_EXTERNAL_ALLOCATION out as that version's branch would.
  */
 #ifndef NVRM_EMU_H
 #define NVRM_EMU_H
