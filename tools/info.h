@@ -59,7 +59,7 @@ int info_read_line(const char *path, char *buf, size_t len);
 
 /* Whether the nvrm backend was validated against the branch (major
  * number) of a driver version such as "580.95.05"; the branches, listed. */
-int info_branch_validated(const char *version);
+int info_branch_known(const char *version);
 void info_branch_list(char *buf, size_t len);
 
 /* info_driver.c: driver version and flavour, Secure Boot, MPS. */

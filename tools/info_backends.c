@@ -317,7 +317,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
 static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                       const char *reason)
 {
-    char list[64];
+    char list[128];
 
     info_branch_list(list, sizeof(list));
     if (!h->driver[0]) {
@@ -326,12 +326,12 @@ static void diag_nvrm(struct info_report *r, const struct info_host *h, int rc,
                  "load it: modprobe nvidia", list);
         info_problem(r, "nvrm", fix, "no NVIDIA kernel driver is loaded "
                      "(no /sys/module/nvidia/version)");
-    } else if (!info_branch_validated(h->driver) || strstr(reason, "not a validated branch")) {
-        char fix[256];
+    } else if (!info_branch_known(h->driver) || strstr(reason, "not a known branch")) {
+        char fix[320];
         snprintf(fix, sizeof(fix), "install a driver of branch %s, or use the gdrdrv backend "
                  "(a kernel module, any driver) or dmabuf", list);
         info_problem(r, "nvrm", fix, "driver %s is not of a branch whose RM ioctl ABI the nvrm "
-                     "backend was validated against (%s)", h->driver, list);
+                     "backend knows (%s)", h->driver, list);
     } else if (rc == -EACCES || rc == -EPERM) {
         info_problem(r, "nvrm", "the user needs read and write access to /dev/nvidiactl and "
                      "/dev/nvidia[0-9]*: NVIDIA's default is mode 0666; where the driver "
@@ -358,6 +358,22 @@ static void diag_dmabuf(struct info_report *r, int rc, const char *reason)
         info_problem(r, "dmabuf", "use the nvrm or gdrdrv backend; GDRX_LOG_LEVEL=4 gdrx-info "
                      "-v shows every step", "the dmabuf backend fails: %s",
                      reason[0] ? untagged(reason) : gdrx_strerror(rc));
+}
+
+/* The nvrm open self-test's line from the log, if one ran (a branch
+ * checked only against headers; docs/nvrm.md, "Driver branches"):
+ * "passed in N us" or "failed ... at step "S": what differed". */
+static void selftest_row(struct info_report *r, int index, const char *log)
+{
+    const char *at = strstr(log, "open self-test ");
+    if (!at)
+        return;
+    while (at > log && at[-1] != '\n' && strncmp(at, "failed the open", 15) != 0)
+        at--; /* back to "failed the open self-test" where it failed */
+    if (strncmp(at, "failed the open", 15) != 0)
+        at = strstr(at, "open self-test ");
+    size_t n = strcspn(at, "\n");
+    info_add(r, "backends", index, "selftest", "self-test", "%.*s", (int)(n > 300 ? 300 : n), at);
 }
 
 /* Open backend `b` (AUTO: what an application gets), then try a copy. */
@@ -392,6 +408,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     if (rc == 0 && ver)
         info_add_v(r, "backends", index, "driver", "driver", "%u.%u", (unsigned)(ver >> 16),
                    (unsigned)(ver & 0xffff));
+    if (b == GDRX_BACKEND_NVRM)
+        selftest_row(r, index, log);
     if (rc)
         info_add(r, "backends", index, "error", "error", "%s", gdrx_strerror(rc));
     else if (copy)

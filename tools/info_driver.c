@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "info.h"
-#include "nvrm_branches.h"
+#include "nvrm_layout.h"
 
 const char *info_path(const char *path, char *buf, size_t len)
 {
@@ -75,27 +75,42 @@ static void version_from_proc(const char *line, char *out, size_t len)
     }
 }
 
-static const unsigned branches[] = { NVRM_VALIDATED_BRANCHES };
-#define NBRANCHES (sizeof(branches) / sizeof(branches[0]))
-
-int info_branch_validated(const char *version)
+int info_branch_known(const char *version)
 {
-    char *end;
-    unsigned long major = strtoul(version, &end, 10);
-
-    for (size_t i = 0; end != version && *end == '.' && i < NBRANCHES; i++)
-        if (branches[i] == major)
-            return 1;
-    return 0;
+    return nvrm_layout_for(version) != NULL;
 }
 
+/* The branches of the nvrm backend's layout table, each once. */
 void info_branch_list(char *buf, size_t len)
 {
     size_t used = 0;
+    unsigned last = 0;
 
     buf[0] = '\0';
-    for (size_t i = 0; i < NBRANCHES && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? ", " : "", branches[i]);
+    for (size_t i = 0; i < nvrm_layout_count() && used < len; i++) {
+        const struct nvrm_layout *l = nvrm_layout_at(i);
+        if (l->branch != last)
+            used += (size_t)snprintf(buf + used, len - used, "%s%u", last ? ", " : "", l->branch);
+        last = l->branch;
+    }
+}
+
+/* "branch 535: checked (headers 535.43.02 to 535.288.01) ...": what the
+ * nvrm backend knows of this driver's branch. */
+static void nvrm_abi_row(struct info_report *r, const char *driver)
+{
+    const struct nvrm_layout *l = nvrm_layout_for(driver);
+
+    if (!l) {
+        info_add(r, "driver", -1, "nvrm_abi", "nvrm ABI", "branch NOT known to the nvrm backend");
+        return;
+    }
+    info_add(r, "driver", -1, "nvrm_abi", "nvrm ABI", "branch %u %s (headers %s to %s)%s",
+             l->branch, nvrm_branch_status_name(l->status), l->first_checked, l->last_checked,
+             l->status == NVRM_BRANCH_VALIDATED
+                 ? ", run on hardware"
+                 : ", not run on hardware here: served after the open self-test");
+    info_add(r, "driver", -1, "nvrm_abi_differs", "differs", "%s", l->differs);
 }
 
 static void driver_version(struct info_report *r, struct info_host *h)
@@ -127,9 +142,7 @@ static void driver_version(struct info_report *r, struct info_host *h)
     info_add(r, "driver", -1, "flavour", "flavour", "%s", flavour);
     if (have_proc)
         info_add_v(r, "driver", -1, "banner", "banner", "%s", proc);
-    info_add(r, "driver", -1, "nvrm_validated", "nvrm ABI", "%s",
-             info_branch_validated(h->driver) ? "branch validated by the nvrm backend"
-                                         : "branch NOT validated by the nvrm backend");
+    nvrm_abi_row(r, h->driver);
 }
 
 /* The EFI SecureBoot variable: 4 bytes of attributes, then the value. */

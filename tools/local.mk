@@ -65,11 +65,11 @@ endif
 
 # gdrx-info: one file per concern (info.h says which); it also links the
 # copy engine's detection (see gdrx-info.c) and reads the nvrm backend's
-# list of validated driver branches.  GDRX_UCX_MODULEDIR is where
+# driver-branch layout table (nvrm_layout.c).  GDRX_UCX_MODULEDIR is where
 # `make install` puts the UCX transport, for the fixes it prints.
 tools_gdrx_info_SOURCES = tools/gdrx-info.c tools/info.h tools/info_report.c \
 	tools/info_driver.c tools/info_gpus.c tools/info_backends.c tools/info_hooks.c tools/info_ucx.c \
-	tools/info_gdrapi.c
+	tools/info_gdrapi.c libgdr/src/nvrm/nvrm_layout.c
 tools_gdrx_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy \
 	-I$(top_srcdir)/libgdr/src/nvrm -DGDRX_UCX_MODULEDIR='"$(ucxmoduledir)"'
 tools_gdrx_info_LDADD = tools/libgdrx_tool.la $(GDRX_COPY_LIBS) \

@@ -105,7 +105,8 @@ static void test_sim_default(void)
     HAS("gdrdrv: /dev/gdrdrv not found: the gdrdrv");
     HAS("  nvrm           does not open\n");
     HAS("nvrm: no NVIDIA kernel driver is loaded (no /sys/module/nvidia/version)");
-    HAS("fix: install the NVIDIA driver (branch 580 for this backend)");
+    HAS("fix: install the NVIDIA driver (branch 535, 545, 550, 555, 560, 565, 570, 575, 580 "
+        "for this backend)");
     HAS("\n    picks        dmabuf (what gdrx_open(NULL) uses here)\n");
     HAS("\n  GPU 0          NVIDIA H100 (simcu 0) (simulated)");
     HAS("result: 1 of 3 backends work\n");
@@ -230,19 +231,35 @@ static void test_nvrm_emulated(void)
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  nvrm           works\n");
     HAS("  version        580.159.04\n");
-    HAS("nvrm ABI       branch validated by the nvrm backend");
+    HAS("nvrm ABI       branch 580 validated (headers 580.65.06 to 580.142), run on hardware");
     HAS("\n    picks        nvrm (");
     HAS("result: 2 of 3 backends work\n");
+    LACKS("self-test");
+
+    /* a branch checked against headers: the self-test's result is shown */
+    char env535[1300];
+    snprintf(env535, sizeof(env535), "%s NVRM_EMU_VERSION=535.288.01 "
+             "NVRM_EMU_SYSFS_VERSION=535.288.01", env);
+    CU_ASSERT_EQUAL(info(env535, "--no-ucx"), 0);
+    HAS("  nvrm           works\n");
+    HAS("nvrm ABI       branch 535 checked (headers 535.43.02 to 535.288.01)");
+    HAS("    self-test    open self-test passed in ");
+    snprintf(env535 + strlen(env535), sizeof(env535) - strlen(env535),
+             " NVRM_EMU_UVM_LAYOUT=580.159.04");
+    CU_ASSERT_EQUAL(info(env535, "--no-ucx"), 0);
+    HAS("  nvrm           does not open\n");
+    HAS("    self-test    failed the open self-test at step \"find (trace)\"");
 
     snprintf(env + strlen(env), sizeof(env) - strlen(env),
-             " NVRM_EMU_VERSION=535.104.05 NVRM_EMU_SYSFS_VERSION=535.104.05");
+             " NVRM_EMU_VERSION=999.10.01 NVRM_EMU_SYSFS_VERSION=999.10.01");
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  nvrm           does not open\n");
-    HAS("branch NOT validated by the nvrm backend");
-    HAS("nvrm: driver 535.104.05 is not of a branch whose RM ioctl ABI the nvrm backend "
-        "was validated against (580)");
-    HAS("fix: install a driver of branch 580, or use the gdrdrv backend");
-    HAS("(branch 535) is not a validated branch");
+    HAS("branch NOT known to the nvrm backend");
+    HAS("nvrm: driver 999.10.01 is not of a branch whose RM ioctl ABI the nvrm backend "
+        "knows (535, 545, 550, 555, 560, 565, 570, 575, 580)");
+    HAS("fix: install a driver of branch 535, 545, 550, 555, 560, 565, 570, 575, 580, or use "
+        "the gdrdrv backend");
+    HAS("(branch 999) is not a known branch");
 }
 
 static void test_gdrdrv_node(void)
@@ -419,7 +436,9 @@ static void test_fake_root(void)
     CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
     HAS("  flavour        proprietary\n");
     HAS("  Secure Boot    disabled");
-    HAS("branch NOT validated by the nvrm backend");
+    HAS("nvrm ABI       branch 535 checked (headers 535.43.02 to 535.288.01), not run on "
+        "hardware here: served after the open self-test");
+    HAS("differs        UVM map: 32 GPUs (1200 B)");
     LACKS("Machine Owner Key");
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     CU_ASSERT_EQUAL(system(cmd), 0);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gdrx.h"
+#include "nvrm_layout.h"
 
 int nvt_setup(int ngpus, int dev)
 {
@@ -39,6 +40,25 @@ int nvt_open(gdrx_t *g)
     gdrx_open_params_init(&params);
     params.backend = GDRX_BACKEND_NVRM;
     return gdrx_open(&params, g);
+}
+
+const char *nvt_version(void)
+{
+    const char *v = getenv("NVRM_EMU_VERSION");
+    return v && *v ? v : "580.159.04";
+}
+
+uint64_t nvt_version_code(void)
+{
+    unsigned long major = 0, minor = 0;
+    sscanf(nvt_version(), "%lu.%lu", &major, &minor);
+    return ((uint64_t)major << 16) | minor;
+}
+
+int nvt_branch_checked(void)
+{
+    const struct nvrm_layout *l = nvrm_layout_for(nvt_version());
+    return l && l->status == NVRM_BRANCH_CHECKED;
 }
 
 struct nvrm_emu_stats nvt_stats(void)

@@ -54,6 +54,15 @@ int nvt_open(gdrx_t *g);
 
 /* Emulator counters now. */
 struct nvrm_emu_stats nvt_stats(void);
+
+/* The driver version the suite runs against: NVRM_EMU_VERSION (make check
+ * runs the suites once per branch, tests/nvrm/local.mk), else the
+ * emulator's default 580.159.04; and it as major << 16 | minor. */
+const char *nvt_version(void);
+uint64_t nvt_version_code(void);
+/* 1 if that version's branch is checked only against headers (the
+ * backend runs its open self-test there), 0 if validated on hardware. */
+int nvt_branch_checked(void);
 /* Assert that every RM mapping, BAR1 byte, CPU mapping and memory handle
  * made since `before` was given back. */
 void nvt_assert_released(const struct nvrm_emu_stats *before);

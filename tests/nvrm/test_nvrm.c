@@ -14,6 +14,7 @@ extern const struct gdrx_test_case nvrm_error_cases[];
 extern const struct gdrx_test_case nvrm_life_cases[];
 extern const struct gdrx_test_case nvrm_load_cases[];
 extern const struct gdrx_test_case nvrm_window_cases[];
+extern const struct gdrx_test_case nvrm_branch_cases[];
 
 static const struct gdrx_test_suite suites[] = {
     { "nvrm_open", NULL, NULL, nvrm_open_cases },
@@ -22,6 +23,7 @@ static const struct gdrx_test_suite suites[] = {
     { "nvrm_life", NULL, NULL, nvrm_life_cases },
     { "nvrm_load", NULL, NULL, nvrm_load_cases },
     { "nvrm_window", NULL, NULL, nvrm_window_cases },
+    { "nvrm_branch", NULL, NULL, nvrm_branch_cases },
     GDRX_SUITE_END,
 };
 

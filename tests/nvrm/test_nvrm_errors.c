@@ -72,20 +72,42 @@ static void test_addr_space_query_fails(void)
     pin_fails_then_works("control:0xd01", NV_ERR_NOT_SUPPORTED, -EOPNOTSUPP);
 }
 
+/* The GPU's RM device is set up at its first pin; on a branch checked
+ * only against headers the open self-test makes that first pin, so the
+ * failure refuses the open instead, leaving nothing behind. */
+static void gpu_setup_fails(const char *op, long value, int expect)
+{
+    gdrx_t g;
+
+    if (!nvt_branch_checked()) {
+        pin_fails_then_works(op, value, expect);
+        return;
+    }
+    if (nvt_setup(0, 0))
+        return;
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(nvrm_emu_fail(op, value, 1), 0);
+    CU_ASSERT_EQUAL(nvt_open(&g), -ENOTSUP);
+    struct nvrm_emu_stats s = nvt_stats();
+    CU_ASSERT_EQUAL(s.clients, before.clients);
+    CU_ASSERT_EQUAL(s.rm_maps_live, before.rm_maps_live);
+    CU_ASSERT_EQUAL(s.cpu_maps_live, before.cpu_maps_live);
+}
+
 static void test_device_alloc_fails(void)
 {
-    pin_fails_then_works("alloc:0x80", NV_ERR_INVALID_ARGUMENT, -EINVAL);
+    gpu_setup_fails("alloc:0x80", NV_ERR_INVALID_ARGUMENT, -EINVAL);
 }
 
 static void test_gpu_lookup_fails(void)
 {
-    pin_fails_then_works("control:0x201", NV_ERR_NO_MEMORY, -ENOMEM);
+    gpu_setup_fails("control:0x201", NV_ERR_NO_MEMORY, -ENOMEM);
 }
 
 static void test_proc_information_missing(void)
 {
     /* The emulator's GPU table names the sim's first GPU 0000:19:00.0. */
-    pin_fails_then_works("open:/proc/driver/nvidia/gpus/0000:19:00.0/information", -ENOENT,
+    gpu_setup_fails("open:/proc/driver/nvidia/gpus/0000:19:00.0/information", -ENOENT,
                          -ENOENT);
 }
 

@@ -123,7 +123,7 @@ static void test_no_trace_on_unvalidated_driver(void)
     CU_ASSERT_EQUAL(nvt_open(&g), -ENOTSUP);
     CUdeviceptr between = tc_alloc(3 * MiB);
     NVT_REQUIRE(between != 0);
-    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    NVT_REQUIRE(nvrm_emu_set_versions(nvt_version(), nvt_version()) == 0);
     NVT_REQUIRE(nvt_open(&g) == 0);
     CUdeviceptr after = tc_alloc(3 * MiB);
     NVT_REQUIRE(after != 0);
@@ -161,7 +161,7 @@ static void test_probe_starts_no_trace(void)
     params.backend = GDRX_BACKEND_NVRM;
     NVT_REQUIRE(nvrm_emu_set_versions("999.12.01", "999.12.01") == 0);
     CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENOTSUP);
-    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    NVT_REQUIRE(nvrm_emu_set_versions(nvt_version(), nvt_version()) == 0);
     struct nvrm_emu_stats before = nvt_stats();
     CU_ASSERT_EQUAL(gdrx_probe(&params, &found), 0);
     CU_ASSERT_EQUAL(found, GDRX_BACKEND_NVRM);
@@ -193,7 +193,7 @@ static void test_probe_no_cuda(void)
     gdrx_open_params_init(&params);
     params.backend = GDRX_BACKEND_NVRM;
     params.flags = GDRX_PROBE_FLAG_NO_CUDA;
-    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    NVT_REQUIRE(nvrm_emu_set_versions(nvt_version(), nvt_version()) == 0);
     CU_ASSERT_EQUAL(gdrx_probe(&params, &found), 0);
     CU_ASSERT_EQUAL(found, GDRX_BACKEND_NVRM);
     CU_ASSERT_EQUAL(nvt_stats().ctl_opens, before.ctl_opens);
@@ -205,9 +205,9 @@ static void test_probe_no_cuda(void)
         CU_ASSERT_PTR_NULL(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD));
 
     /* sysfs names another branch (the RM would say the same) */
-    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "570.86.10") == 0);
+    NVT_REQUIRE(nvrm_emu_set_versions(nvt_version(), "999.86.10") == 0);
     CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENOTSUP);
-    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    NVT_REQUIRE(nvrm_emu_set_versions(nvt_version(), nvt_version()) == 0);
     CU_ASSERT_EQUAL(nvrm_emu_fail("open:/sys/module/nvidia/version", -ENOENT, 1), 0);
     CU_ASSERT_EQUAL(gdrx_probe(&params, &found), -ENODEV);
     CU_ASSERT_EQUAL(nvrm_emu_fail("access:/dev/nvidiactl", -ENOENT, 1), 0);

@@ -14,6 +14,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_backing_mocknv.c \
 	tests/sim/sim_rm.h \
 	tests/sim/sim_rm.c \
+	libgdr/src/nvrm/nvrm_layout.c \
 	tests/sim/sim_control.c \
 	tests/sim/sim_device.c \
 	tests/sim/sim_memory.c \
@@ -24,7 +25,8 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_graph.c \
 	tests/sim/sim_procaddr.c
 # mocknv backing: the mock NVIDIA P2P provider's control ioctls.
-tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/kmod/mock
+tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/kmod/mock \
+	-I$(top_srcdir)/libgdr/src/nvrm
 tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) -pthread
 # Export only what the real library names (cu*) plus the control API.
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath /nowhere -version-info 1:0:0 \

@@ -34,12 +34,14 @@
 #include <unistd.h>
 
 #include "../../libgdr/src/nvrm/nvrm_abi.h"
+#include "../nvrm/emu/emu_layout.h"
 #include "../nvrm/emu/nvrm_emu.h"
 
 /* Weak: NULL unless the emulator is preloaded. */
 #pragma weak nvrm_emu_present
 #pragma weak nvrm_emu_sim_gpus
 #pragma weak nvrm_emu_bind_memory
+#pragma weak nvrm_emu_kernel_version
 
 /* Test helper, exported with the control API: export the RM object behind
  * p to a new ctl fd, as cuMemExportToShareableHandle(POSIX_FD) does. */
@@ -141,6 +143,16 @@ static int minor_of(const char *bus_id)
     return minor;
 }
 
+/* The emulated kernel's version into ver (NVRM_VERSION_STRING_LEN
+ * bytes): what the requests are laid out for (emu_layout.h). */
+static const char *kernel_version(char *ver)
+{
+    ver[0] = '\0';
+    if (nvrm_emu_kernel_version)
+        nvrm_emu_kernel_version(ver, NVRM_VERSION_STRING_LEN);
+    return ver;
+}
+
 static int open_client(int device_count)
 {
     struct nvrm_version_check v;
@@ -236,19 +248,25 @@ void simcu_rm_object_created(const struct simcu_alloc_info *obj)
     p.owner = rm.h_client;
     p.size = obj->object_size;
     p.alignment = (uint64_t)2 << 20;
+    /* 535's parameters end before numaNode (120 bytes) */
+    char ver[NVRM_VERSION_STRING_LEN];
     uint32_t h = rm_alloc64(rm.h_device[obj->device], rm.next_handle++,
-                            NVRM_CLASS_MEMORY_LOCAL, &p, sizeof(p));
+                            NVRM_CLASS_MEMORY_LOCAL, &p,
+                            (uint32_t)emu_driver_layout(kernel_version(ver))->memory_alloc_size);
     if (h && nvrm_emu_bind_memory(rm.h_client, h, obj->memfd, obj->memfd_offset,
                                   obj->object_size) == 0) {
-        struct nvrm_uvm_map_external *m = calloc(1, sizeof(*m));
+        /* as the driver's branch lays it out (32 or 256 GPUs), and no
+         * larger: a reader expecting another branch's tail reads past it */
+        const struct nvrm_uvm_map_shape *ms = emu_uvm_map_shape(ver);
+        struct nvrm_uvm_map_external *m = calloc(1, ms->size);
         if (m) {
             m->base = obj->object_va;
             m->length = obj->object_size;
             m->offset = 0;
-            m->gpu_attrs_count = 1;
-            m->rm_ctrl_fd = rm.ctl_fd;
-            m->h_client = rm.h_client;
-            m->h_memory = h;
+            nvrm_wire_put64(m, ms->count_off, 1);
+            nvrm_wire_put32(m, ms->fd_off, (uint32_t)rm.ctl_fd);
+            nvrm_wire_put32(m, ms->h_client_off, rm.h_client);
+            nvrm_wire_put32(m, ms->h_memory_off, h);
             ioctl(rm.uvm_fd, NVRM_UVM_MAP_EXTERNAL_ALLOCATION, m);
             free(m);
         }
@@ -376,18 +394,24 @@ int simcu_rm_range_exported(CUdeviceptr dptr, size_t size)
         char path[32];
         snprintf(path, sizeof(path), "/dev/nvidia%d", rm.minor[o->device]);
         int dev = open(path, O_RDWR | O_CLOEXEC);
+        /* the branch's layout: 570 moved the arrays by 8 bytes */
+        char ver[NVRM_VERSION_STRING_LEN];
+        const struct nvrm_dmabuf_shape *d = emu_driver_layout(kernel_version(ver))->dmabuf;
         struct nvrm_export_dmabuf *e = calloc(1, sizeof(*e));
         rc = dev < 0 ? -errno : -ENOMEM;
         if (dev >= 0 && e) {
             e->fd = -1;
             e->h_client = rm.h_client;
             e->total_objects = e->num_objects = 1;
-            e->total_size = e->sizes[0] = size;
-            e->handles[0] = o->h_memory;
-            e->offsets[0] = dptr - o->va;
+            e->total_size = size;
+            nvrm_wire_put64(e, d->sizes_off, size);
+            nvrm_wire_put32(e, d->handles_off, o->h_memory);
+            nvrm_wire_put64(e, d->offsets_off, dptr - o->va);
             unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, NVRM_IOCTL_MAGIC,
-                                     NVRM_ESC_EXPORT_TO_DMABUF, sizeof(*e));
-            rc = ioctl(dev, req, e) != 0 ? -errno : e->status != NVRM_OK ? -EIO : 0;
+                                     NVRM_ESC_EXPORT_TO_DMABUF, d->size);
+            rc = ioctl(dev, req, e) != 0                              ? -errno
+                 : nvrm_wire_u32(e, d->status_off) != NVRM_OK ? -EIO
+                                                                      : 0;
             if (rc == 0)
                 close(e->fd); /* the sim hands out its own dma-buf file */
         }

@@ -3,7 +3,8 @@
 # GDRX_HAVE_NVRM is defined.
 GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_abi.h \
-	libgdr/src/nvrm/nvrm_branches.h \
+	libgdr/src/nvrm/nvrm_layout.h \
+	libgdr/src/nvrm/nvrm_layout.c \
 	libgdr/src/nvrm/nvrm_rm.h \
 	libgdr/src/nvrm/nvrm_rm.c \
 	libgdr/src/nvrm/nvrm_cuda.h \
@@ -18,6 +19,8 @@ GDRX_NVRM_SOURCES = \
 	libgdr/src/nvrm/nvrm_object.c \
 	libgdr/src/nvrm/nvrm_discover.h \
 	libgdr/src/nvrm/nvrm_discover.c \
+	libgdr/src/nvrm/nvrm_selftest.h \
+	libgdr/src/nvrm/nvrm_selftest.c \
 	libgdr/src/nvrm/nvrm_backend.c
 libgdr_libgdrx_la_SOURCES += $(GDRX_NVRM_SOURCES)
 libgdr_libgdrx_la_CPPFLAGS += -I$(top_srcdir)/libgdr/src/nvrm -DGDRX_HAVE_NVRM=1

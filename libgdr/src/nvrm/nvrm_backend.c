@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -40,6 +41,8 @@
 #include "nvrm_cuda.h"
 #include "nvrm_discover.h"
 #include "nvrm_object.h"
+#include "nvrm_rm.h"
+#include "nvrm_selftest.h"
 #include "nvrm_trace.h"
 
 struct nvrm_state {
@@ -81,6 +84,10 @@ static void nvrm_fork_unlock(void)
     gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
 }
 
+static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
+                      const struct nvrm_cuda *cx, const struct nvrm_layout *layout);
+static void nvrm_close(void *bctx);
+
 static int nvrm_open(void **out)
 {
     const struct gdrx_cuda *cu = NULL;
@@ -120,8 +127,9 @@ static int nvrm_open(void **out)
         s->pid = b->pid;
         state = s;
         /* Only now: the driver version passed nvrm_client_open's checks
-         * (the trace reads layouts validated for those branches only) and
+         * (the trace reads the layouts of its row in nvrm_layout.c) and
          * libcuda is loaded. */
+        nvrm_layout_set_active(s->client.layout);
         rc = nvrm_trace_install(gdrx_got_patch_import);
         if (rc)
             gdrx_warn("nvrm: cannot watch libcuda's ioctls (%s); only GDRX_NVRM_IPC=1 and "
@@ -130,7 +138,19 @@ static int nvrm_open(void **out)
             gdrx_info("nvrm: CUDA memory mapped from now on is traced");
     }
     state->refs++;
+    const struct nvrm_layout *layout = state->client.layout;
     gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
+    /* A branch checked only against its headers proves itself first
+     * (once per process; nvrm_selftest.h), with no lock held: the test
+     * goes through the ops, which lock. */
+    const char *force = getenv("GDRX_NVRM_SELFTEST"); /* also on a validated branch */
+    if (layout->status != NVRM_BRANCH_VALIDATED || (force && strcmp(force, "1") == 0)) {
+        rc = nvrm_prove(b, cu, cx, layout);
+        if (rc) {
+            nvrm_close(b);
+            return rc;
+        }
+    }
     *out = b;
     return 0;
 }
@@ -351,6 +371,95 @@ static int nvrm_driver_version(void *bctx, uint64_t *version)
         *version = s->client.version_code;
     gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
     return s ? 0 : refuse_inherited(b->pid);
+}
+
+/* ---------------------------------------------------- the open self-test */
+
+static nvrm_handle_t selftest_pin_handle(const struct gdrx_backend_pin *bp)
+{
+    const struct nvrm_pin *p = bp->priv;
+    return p && p->obj ? p->obj->h_memory : 0;
+}
+
+/* Whether our client still has object h: an RM control naming it. */
+static int selftest_handle_live(void *bctx, nvrm_handle_t h)
+{
+    struct nvrm_bctx *b = bctx;
+    int live = 0;
+
+    gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
+    struct nvrm_state *s = state_for(b->pid);
+    if (s && h) {
+        struct nvrm_ctrl_addr_space as = { .h_object = h };
+        live = nvrm_rm_control(s->client.ctl_fd, s->client.h_client, s->client.h_client,
+                               NVRM_CTRL_CLIENT_GET_ADDR_SPACE_TYPE, &as, sizeof(as)) == 0;
+    }
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
+    return live;
+}
+
+/* The self-test's state, one word: (pid << 2) | NONE/RUNNING/PASSED/FAILED.
+ * No lock is held across the test (it calls CUDA and the ops): a second
+ * opener waits for the first, and a child forked while its parent ran
+ * the test (the word says RUNNING under another pid) runs its own. */
+enum { PROOF_NONE, PROOF_RUNNING, PROOF_PASSED, PROOF_FAILED };
+static uint64_t proof_word;
+static struct nvrm_selftest proof;
+
+const struct nvrm_selftest *nvrm_selftest_result(void)
+{
+    uint64_t w = __atomic_load_n(&proof_word, __ATOMIC_ACQUIRE);
+    return (w & 3) >= PROOF_PASSED ? &proof : NULL;
+}
+
+static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
+                      const struct nvrm_cuda *cx, const struct nvrm_layout *layout)
+{
+    const char *opt = getenv("GDRX_NVRM_CHECKED");
+    if (opt && strcmp(opt, "0") == 0) {
+        gdrx_err("nvrm: driver branch %u was checked against its headers but not run on "
+                 "hardware, and GDRX_NVRM_CHECKED=0 refuses such branches", layout->branch);
+        nvrm_layout_set_active(NULL);
+        return -ENOTSUP;
+    }
+    uint64_t me = (uint64_t)getpid() << 2;
+    for (;;) {
+        uint64_t w = __atomic_load_n(&proof_word, __ATOMIC_ACQUIRE);
+        if ((w & 3) == PROOF_PASSED || (w & 3) == PROOF_FAILED)
+            break;
+        if ((w & 3) == PROOF_RUNNING && (w & ~3ull) == me) {
+            nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+            continue;
+        }
+        /* NONE, or RUNNING in the parent we were forked from */
+        if (!__atomic_compare_exchange_n(&proof_word, &w, me | PROOF_RUNNING, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        struct nvrm_selftest_env env = {
+            .ops = &gdrx_backend_nvrm_ops, .bctx = b, .cu = cu, .cx = cx,
+            .pin_handle = selftest_pin_handle, .handle_live = selftest_handle_live,
+        };
+        nvrm_selftest_run(&env, &proof);
+        __atomic_store_n(&proof_word, me | (proof.rc ? PROOF_FAILED : PROOF_PASSED),
+                         __ATOMIC_RELEASE);
+        if (proof.rc == 0)
+            gdrx_info("nvrm: driver branch %u (%s, headers %s to %s): open self-test passed "
+                      "in %llu us%s", layout->branch, nvrm_branch_status_name(layout->status),
+                      layout->first_checked, layout->last_checked,
+                      (unsigned long long)(proof.nsec / 1000),
+                      proof.export_checked ? "" : " (CUDA made no dma-buf: export not checked)");
+        else
+            gdrx_err("nvrm: driver branch %u (checked against headers %s to %s, not validated "
+                     "on hardware) failed the open self-test at step \"%s\": %s; refusing "
+                     "the nvrm backend (docs/nvrm.md, \"Driver branches\")", layout->branch,
+                     layout->first_checked, layout->last_checked, proof.step, proof.detail);
+        break;
+    }
+    if (proof.rc == 0)
+        return 0;
+    /* the trace must not read layouts that failed */
+    nvrm_layout_set_active(NULL);
+    return -ENOTSUP;
 }
 
 const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {

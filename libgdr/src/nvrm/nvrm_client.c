@@ -14,10 +14,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "nvrm_branches.h"
+#include "nvrm_layout.h"
 #include "nvrm_rm.h"
-
-static const unsigned validated_branches[] = { NVRM_VALIDATED_BRANCHES };
 
 /* Our object handles: recognisable in traces, never 0. */
 #define NVRM_HANDLE_BASE 0x67640001u
@@ -50,13 +48,9 @@ static unsigned branch_of(const char *version)
     return (end != version && (*end == '.' || *end == '\0') && major < 100000) ? (unsigned)major : 0;
 }
 
-int nvrm_version_validated(const char *version)
+int nvrm_version_known(const char *version)
 {
-    unsigned b = branch_of(version);
-    for (size_t i = 0; b && i < sizeof(validated_branches) / sizeof(validated_branches[0]); i++)
-        if (validated_branches[i] == b)
-            return 1;
-    return 0;
+    return nvrm_layout_for(version) != NULL;
 }
 
 static uint64_t version_code(const char *version)
@@ -86,8 +80,8 @@ int nvrm_client_precheck(void)
 
     if (sysfs_driver_version(sys, sizeof(sys)) != 0)
         return -ENODEV;
-    if (!nvrm_version_validated(sys)) {
-        gdrx_info("nvrm: NVIDIA driver %s (branch %u) is not a validated branch", sys,
+    if (!nvrm_version_known(sys)) {
+        gdrx_info("nvrm: NVIDIA driver %s (branch %u) is not a known branch", sys,
                   branch_of(sys));
         return -ENOTSUP;
     }
@@ -124,15 +118,18 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
         return e == ENOENT ? -ENODEV : -e;
     }
     /* The ioctl layouts we send are those of the RM answering on this fd:
-     * its version (QUERY) must be of a validated branch. */
+     * its version (QUERY) must be one the layout table (nvrm_layout.c)
+     * has a row for; that row is what the trace and the object code read. */
     char kernel[NVRM_VERSION_STRING_LEN] = "";
     int rc = nvrm_check_version(c->ctl_fd, NVRM_VERSION_CMD_QUERY, NULL, kernel, sizeof(kernel));
     if (rc == 0 && (!kernel[0] || strlen(kernel) >= sizeof(c->version)))
         rc = -EPROTO;
-    if (rc == 0 && !nvrm_version_validated(kernel)) {
-        gdrx_err("nvrm: NVIDIA driver %s (branch %u) is not a validated branch for the RM "
-                 "ioctl ABI (validated: %u); refusing to use the nvrm backend",
-                 kernel, branch_of(kernel), validated_branches[0]);
+    const struct nvrm_layout *layout = rc == 0 ? nvrm_layout_for(kernel) : NULL;
+    if (rc == 0 && !layout) {
+        gdrx_err("nvrm: NVIDIA driver %s (branch %u) is not a known branch for the RM ioctl "
+                 "ABI (known: 535, 545, 550, 555, 560, 565, 570, 575, 580; docs/nvrm.md, "
+                 "\"Driver branches\"); refusing to use the nvrm backend",
+                 kernel, branch_of(kernel));
         rc = -ENOTSUP;
     } else if (rc == 0) {
         /* Register as a client of exactly that version, as libcuda does:
@@ -151,6 +148,7 @@ int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
         return -ENOTSUP;
     }
     memcpy(c->version, kernel, strlen(kernel) + 1);
+    c->layout = layout;
     c->version_code = version_code(kernel);
     rc = nvrm_rm_alloc(c->ctl_fd, 0, 0, &c->h_client, NVRM_CLASS_ROOT_CLIENT, NULL, 0);
     if (rc) {

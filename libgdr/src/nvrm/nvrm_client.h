@@ -6,8 +6,8 @@
  *
  * Opening checks the running driver: the version the RM itself reports
  * on /dev/nvidiactl (QUERY; /sys/module/nvidia/version only says whether
- * a driver is loaded) must belong to a branch whose ABI nvrm_abi.h was
- * validated against; the client then registers under exactly that
+ * a driver is loaded) must have a row in the layout table (nvrm_layout.h:
+ * a branch whose headers were checked); the client then registers under exactly that
  * version (STRICT), as libcuda does.  GPUs are set up on first use: the CUDA ordinal's PCI bus
  * id names both the /dev/nvidiaN file (/proc/driver/nvidia/gpus/<bus
  * id>/information, "Device Minor") and the RM gpuId (GPU_GET_PCI_INFO), so
@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "nvrm_abi.h"
+#include "nvrm_layout.h"
 #include "nvrm_cuda.h"
 #include "cuda_loader.h"
 
@@ -41,6 +42,7 @@ struct nvrm_client {
     nvrm_handle_t           h_client;
     char                    version[NVRM_VERSION_STRING_LEN];
     uint64_t                version_code; /* major << 16 | minor */
+    const struct nvrm_layout *layout;   /* the row of that version */
     const struct gdrx_cuda *cu;
     const struct nvrm_cuda *cx;
     int                     ngpus;      /* CUDA devices */
@@ -49,13 +51,13 @@ struct nvrm_client {
 };
 
 /* What can be told without CUDA or the driver: /sys/module/nvidia/version
- * names a validated branch and /dev/nvidiactl is there, read-write for us
- * (not opened).  0, -ENODEV (no driver), -ENOTSUP (branch not validated),
+ * names a known branch and /dev/nvidiactl is there, read-write for us
+ * (not opened).  0, -ENODEV (no driver), -ENOTSUP (branch not known),
  * -errno. */
 int nvrm_client_precheck(void);
 
 /* Version check, root client.  0, -ENODEV (no driver), -ENOTSUP (driver
- * branch not validated, or STRICT check refused), -errno. */
+ * branch not known, or STRICT check refused), -errno. */
 int nvrm_client_open(struct nvrm_client *c, const struct gdrx_cuda *cu,
                      const struct nvrm_cuda *cx);
 /* Free the RM client (and with it every object under it), close the fd. */
@@ -70,8 +72,8 @@ int nvrm_client_gpu(struct nvrm_client *c, int ordinal, struct nvrm_gpu **out);
 /* A handle not yet used in our client. */
 nvrm_handle_t nvrm_client_handle(struct nvrm_client *c);
 
-/* 1 if the branch (major version) of `version` is validated. */
-int nvrm_version_validated(const char *version);
+/* 1 if the layout table has a row for `version` (nvrm_layout.h). */
+int nvrm_version_known(const char *version);
 
 /* Read a small file into buf (NUL-terminated); bytes read or -errno. */
 ssize_t nvrm_read_file(const char *path, char *buf, size_t size);

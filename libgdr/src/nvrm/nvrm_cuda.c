@@ -35,6 +35,10 @@ static const struct {
     { "cuMemRelease", offsetof(struct nvrm_cuda, MemRelease), 0 },
     { "cuMemGetHandleForAddressRange", offsetof(struct nvrm_cuda, MemGetHandleForAddressRange),
       0 },
+    { "cuMemAlloc_v2", offsetof(struct nvrm_cuda, MemAlloc), 0 },
+    { "cuMemFree_v2", offsetof(struct nvrm_cuda, MemFree), 0 },
+    { "cuMemcpyHtoD_v2", offsetof(struct nvrm_cuda, MemcpyHtoD), 0 },
+    { "cuMemcpyDtoH_v2", offsetof(struct nvrm_cuda, MemcpyDtoH), 0 },
 };
 
 static void load(void)

@@ -20,6 +20,12 @@ struct nvrm_cuda {
     __typeof__(&cuMemRelease)                           MemRelease;
     /* Optional: the dma-buf export route to memory mapped before the trace. */
     __typeof__(&cuMemGetHandleForAddressRange)          MemGetHandleForAddressRange;
+    /* Optional: the open self-test of a branch not validated on hardware
+     * (nvrm_selftest.h) allocates and copies its own memory. */
+    __typeof__(&cuMemAlloc)                             MemAlloc;
+    __typeof__(&cuMemFree)                              MemFree;
+    __typeof__(&cuMemcpyHtoD)                           MemcpyHtoD;
+    __typeof__(&cuMemcpyDtoH)                           MemcpyDtoH;
 };
 
 /* Resolve them from the libcuda.so.1 the core loaded (gdrx_cuda_get() must

@@ -28,6 +28,24 @@ static int key_matches(const struct nvrm_object *o, int ordinal, const struct nv
     return o->buffer_id == s->buffer_id;
 }
 
+/* The physical size of h, asked as the running branch answers it
+ * (nvrm_layout.h): bytes in two halves (580), or 4 KiB units before. */
+static int surface_size(struct nvrm_client *c, nvrm_handle_t h, uint64_t *size)
+{
+    int lo_hi = c->layout && c->layout->surface_size == NVRM_SURFACE_SIZE_LO_HI;
+    struct nvrm_surface_info_entry e[2] = {
+        { .index = lo_hi ? NVRM_SURFACE_INFO_PHYS_SIZE_LO : NVRM_SURFACE_INFO_PHYS_SIZE_4K },
+        { .index = NVRM_SURFACE_INFO_PHYS_SIZE_HI },
+    };
+    struct nvrm_ctrl_surface_info si = { .count = lo_hi ? 2 : 1, .list = (uint64_t)(uintptr_t)e };
+    int rc = nvrm_rm_control(c->ctl_fd, c->h_client, h, NVRM_CTRL_MEM_GET_SURFACE_INFO, &si,
+                             sizeof(si));
+    if (rc == 0)
+        *size = lo_hi ? ((uint64_t)e[1].data << 32) | e[0].data
+                      : (uint64_t)e[0].data * NVRM_SURFACE_SIZE_4K_SCALE;
+    return rc;
+}
+
 /* Is h video memory, and how big is it?  The size query is advisory: if
  * the RM will not answer it, the source's own idea of the size is used. */
 static int verify_memory(struct nvrm_client *c, nvrm_handle_t h, const struct nvrm_source *s,
@@ -45,15 +63,8 @@ static int verify_memory(struct nvrm_client *c, nvrm_handle_t h, const struct nv
         gdrx_err("nvrm: the memory is not video memory (address space %u)", as.addr_space);
         return -EINVAL;
     }
-    struct nvrm_surface_info_entry e[2] = {
-        { .index = NVRM_SURFACE_INFO_PHYS_SIZE_LO }, { .index = NVRM_SURFACE_INFO_PHYS_SIZE_HI },
-    };
-    struct nvrm_ctrl_surface_info si = { .count = 2, .list = (uint64_t)(uintptr_t)e };
-    rc = nvrm_rm_control(c->ctl_fd, c->h_client, h, NVRM_CTRL_MEM_GET_SURFACE_INFO, &si,
-                         sizeof(si));
-    if (rc == 0) {
-        *size = ((uint64_t)e[1].data << 32) | e[0].data;
-    } else {
+    rc = surface_size(c, h, size);
+    if (rc) {
         gdrx_dbg("nvrm: surface size query failed (%d); using the source's size", rc);
         *size = s->size_hint ? s->size_hint : s->min_size;
     }
@@ -70,14 +81,23 @@ static int verify_memory(struct nvrm_client *c, nvrm_handle_t h, const struct nv
 static int import_from_fd(struct nvrm_client *c, const struct nvrm_gpu *g, int fd,
                           nvrm_handle_t h)
 {
-    struct nvrm_ctrl_export_info info = { .fd = fd };
+    /* fd and deviceInstance lead in every branch; maxObjects moved when
+     * 545 added gpuInstanceId (nvrm_layout.h). */
+    const struct nvrm_export_info_shape *sh = c->layout->export_info;
+    uint8_t info[sizeof(struct nvrm_ctrl_export_info)] = { 0 };
+    if (sh->size > sizeof(info))
+        return -EPROTO;
+    nvrm_wire_put32(info, offsetof(struct nvrm_ctrl_export_info, fd), (uint32_t)fd);
     int rc = nvrm_rm_control(c->ctl_fd, c->h_client, c->h_client,
-                             NVRM_CTRL_OS_UNIX_GET_EXPORT_OBJECT_INFO, &info, sizeof(info));
+                             NVRM_CTRL_OS_UNIX_GET_EXPORT_OBJECT_INFO, info, sh->size);
     if (rc)
         return rc;
-    if (info.device_instance != g->device_instance || info.max_objects < 1) {
-        gdrx_err("nvrm: exported memory belongs to device instance %u, not %u",
-                 info.device_instance, g->device_instance);
+    uint32_t dev = nvrm_wire_u32(info, offsetof(struct nvrm_ctrl_export_info, device_instance));
+    uint16_t max_objects;
+    memcpy(&max_objects, info + sh->max_objects_off, sizeof(max_objects));
+    if (dev != g->device_instance || max_objects < 1) {
+        gdrx_err("nvrm: exported memory belongs to device instance %u, not %u", dev,
+                 g->device_instance);
         return -EINVAL;
     }
     struct nvrm_ctrl_import_objects *imp = calloc(1, sizeof(*imp));

@@ -19,6 +19,7 @@
 #include "lock_order.h"
 #include "log.h"
 #include "nvrm_hmap.h"
+#include "nvrm_layout.h"
 
 struct va_record {
     uint64_t      base, length, offset;
@@ -138,22 +139,22 @@ static void drop_range_locked(uint64_t base, uint64_t length)
     }
 }
 
-static void add_record_locked(const struct nvrm_uvm_map_external *p)
+/* r: the record without its serial, read from the request at the shape's
+ * offsets (nvrm_layout.h). */
+static void add_record_locked(struct va_record r)
 {
-    if (p->length == 0 || p->base + p->length < p->base)
+    if (r.length == 0 || r.base + r.length < r.base)
         return;
-    const struct nvrm_hmap_entry *s = adopt_locked(p->h_client, p->h_memory, 0);
+    const struct nvrm_hmap_entry *s = adopt_locked(r.h_client, r.h_memory, 0);
     if (!s)
         return;
-    uint64_t serial = s->a;
-    drop_range_locked(p->base, p->length);
+    r.serial = s->a;
+    drop_range_locked(r.base, r.length);
     if (grow_recs())
         return;
-    size_t i = first_above_locked(p->base);
+    size_t i = first_above_locked(r.base);
     memmove(&t.recs[i + 1], &t.recs[i], (t.nrecs - i) * sizeof(*t.recs));
-    t.recs[i] = (struct va_record){ .base = p->base, .length = p->length,
-                                    .offset = p->offset, .h_client = p->h_client,
-                                    .h_memory = p->h_memory, .serial = serial };
+    t.recs[i] = r;
     t.nrecs++;
 }
 
@@ -187,9 +188,16 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
     gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
     check_owner_locked();
     if (req == NVRM_UVM_MAP_EXTERNAL_ALLOCATION) {
-        const struct nvrm_uvm_map_external *p = arg;
-        if (p->status == NVRM_OK)
-            add_record_locked(p);
+        /* The per-GPU array's length differs between branches: the tail
+         * is where the running driver's layout puts it. */
+        const struct nvrm_layout *l = nvrm_layout_active();
+        const struct nvrm_uvm_map_shape *m = l ? l->uvm_map : NULL;
+        const struct nvrm_uvm_map_external *p = arg; /* base, length, offset: all branches */
+        if (m && nvrm_wire_u32(arg, m->status_off) == NVRM_OK)
+            add_record_locked((struct va_record){
+                .base = p->base, .length = p->length, .offset = p->offset,
+                .h_client = nvrm_wire_u32(arg, m->h_client_off),
+                .h_memory = nvrm_wire_u32(arg, m->h_memory_off) });
     } else if (req == NVRM_UVM_FREE) {
         const struct nvrm_uvm_free *p = arg;
         drop_range_locked(p->base, p->length ? p->length : 1);
@@ -228,15 +236,20 @@ static void observe_export(unsigned nr, size_t size, void *arg)
         arg = (void *)(uintptr_t)x->ptr;
         size = x->size;
     }
+    /* The handle arrays move with the branch (nvrm_layout.h); the head
+     * (fd, hClient, totalObjects, numObjects) does not. */
+    const struct nvrm_layout *l = nvrm_layout_active();
+    const struct nvrm_dmabuf_shape *d = l ? l->dmabuf : NULL;
     const struct nvrm_export_dmabuf *e = arg;
-    if (size != sizeof(*e) || e->status != NVRM_OK || e->num_objects == 0)
+    if (!d || size != d->size || nvrm_wire_u32(arg, d->status_off) != NVRM_OK ||
+        e->num_objects == 0)
         return;
     seen->count++;
     seen->num_objects = e->num_objects;
     seen->h_client = e->h_client;
-    seen->h_memory = e->handles[0];
-    seen->offset = e->offsets[0];
-    seen->size = e->sizes[0];
+    seen->h_memory = nvrm_wire_u32(arg, d->handles_off);
+    seen->offset = nvrm_wire_u64(arg, d->offsets_off);
+    seen->size = nvrm_wire_u64(arg, d->sizes_off);
 }
 
 void nvrm_trace_observe(int fd, unsigned long req, void *arg)

@@ -190,6 +190,14 @@ int nvrm_emu_set_versions(const char *kernel, const char *sysfs)
     return 0;
 }
 
+void nvrm_emu_kernel_version(char *buf, size_t len)
+{
+    emu_init();
+    emu_lock();
+    snprintf(buf, len, "%s", emu.kernel_version);
+    emu_unlock();
+}
+
 int nvrm_emu_set_gpus(const char *spec)
 {
     if (!spec)

@@ -87,13 +87,19 @@ static nvrm_status_t surface_info(uint32_t client, uint32_t object,
     if (p->count == 0 || p->count > 32 || !p->list)
         return NVRM_ERR_INVALID_ARGUMENT;
     struct nvrm_surface_info_entry *e = (struct nvrm_surface_info_entry *)(uintptr_t)p->list;
+    /* LO/HI exist in 580 only; PHYS_SIZE (4 KiB units) in every branch. */
+    int lo_hi = emu_driver_layout(emu.kernel_version)->surface_size == NVRM_SURFACE_SIZE_LO_HI;
     for (uint32_t i = 0; i < p->count; i++) {
         switch (e[i].index) {
         case NVRM_SURFACE_INFO_PHYS_SIZE_LO:
-            e[i].data = (uint32_t)o->mem->size;
-            break;
         case NVRM_SURFACE_INFO_PHYS_SIZE_HI:
-            e[i].data = (uint32_t)(o->mem->size >> 32);
+            if (!lo_hi)
+                return NVRM_ERR_INVALID_ARGUMENT;
+            e[i].data = (uint32_t)(e[i].index == NVRM_SURFACE_INFO_PHYS_SIZE_LO
+                                       ? o->mem->size : o->mem->size >> 32);
+            break;
+        case NVRM_SURFACE_INFO_PHYS_SIZE_4K:
+            e[i].data = (uint32_t)(o->mem->size / NVRM_SURFACE_SIZE_4K_SCALE);
             break;
         case NVRM_SURFACE_INFO_ADDR_SPACE:
             e[i].data = NVRM_ADDR_SPACE_VIDMEM;
@@ -176,15 +182,24 @@ nvrm_status_t emu_control_locked(int fd, struct nvrm_rm_control *c)
         return export_objects(c->h_client, p);
     }
     case NVRM_CTRL_OS_UNIX_GET_EXPORT_OBJECT_INFO: {
-        struct nvrm_ctrl_export_info *p = params;
-        WANT(*p);
-        struct emu_export *e = export_of(p->fd);
+        /* 535 has no gpuInstanceId: maxObjects and metadata sit 4 bytes
+         * earlier (nvrm_layout.h). */
+        const struct nvrm_export_info_shape *sh =
+            emu_driver_layout(emu.kernel_version)->export_info;
+        uint8_t *p = params;
+        if (c->params_size != sh->size)
+            return NVRM_ERR_INVALID_PARAM_STRUCT;
+        struct emu_export *e = export_of((int)nvrm_wire_u32(p, 0));
         if (!e)
             return NVRM_ERR_INVALID_ARGUMENT;
-        p->device_instance = (uint32_t)e->gpu;
-        p->gpu_instance_id = 0xffffffffu;
-        p->max_objects = e->max_objects;
-        memcpy(p->metadata, e->metadata, sizeof(p->metadata));
+        nvrm_wire_put32(p, offsetof(struct nvrm_ctrl_export_info, device_instance),
+                        (uint32_t)e->gpu);
+        if (sh->max_objects_off > offsetof(struct nvrm_ctrl_export_info, gpu_instance_id))
+            nvrm_wire_put32(p, offsetof(struct nvrm_ctrl_export_info, gpu_instance_id),
+                            0xffffffffu);
+        uint16_t max_objects = e->max_objects;
+        memcpy(p + sh->max_objects_off, &max_objects, sizeof(max_objects));
+        memcpy(p + sh->metadata_off, e->metadata, NVRM_EXPORT_METADATA_SIZE);
         return NVRM_OK;
     }
     case NVRM_CTRL_OS_UNIX_IMPORT_OBJECTS_FROM_FD: {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "emu_layout.h"
 #include "nvrm_abi.h"
 #include "nvrm_emu.h"
 

@@ -190,7 +190,9 @@ static nvrm_status_t rm_alloc(int fd, uint32_t h_root, uint32_t h_parent, uint32
         struct emu_obj *dev = emu_find_obj(h_root, h_parent);
         if (!dev || dev->cls != NVRM_CLASS_DEVICE)
             return NVRM_ERR_INVALID_OBJECT_PARENT;
-        if (!p || params_size != sizeof(*p) || p->size == 0)
+        /* 120 bytes in 535, 128 since (numaNode); size at 64 in both */
+        if (!p || params_size != emu_driver_layout(emu.kernel_version)->memory_alloc_size ||
+            p->size == 0)
             return NVRM_ERR_INVALID_ARGUMENT;
         uint32_t h = new_handle(h_root, *h_new, &st);
         if (!h)
@@ -345,7 +347,8 @@ static int injected(const char *op, nvrm_status_t *status, int *rc)
  * client must be this process's, each piece a memory object of the fd's
  * GPU, page-aligned and inside it.  The fd handed out is a dup of the
  * first piece's pages (an emulated dma-buf nobody maps). */
-static nvrm_status_t export_dmabuf(int fd, struct nvrm_export_dmabuf *e)
+static nvrm_status_t export_dmabuf(int fd, struct nvrm_export_dmabuf *e,
+                                   const struct nvrm_dmabuf_shape *d)
 {
     struct emu_obj *client = emu_find_obj(e->h_client, e->h_client);
     uint64_t total = 0;
@@ -356,20 +359,21 @@ static nvrm_status_t export_dmabuf(int fd, struct nvrm_export_dmabuf *e)
         e->num_objects != e->total_objects || e->num_objects > NVRM_DMABUF_MAX_HANDLES)
         return NVRM_ERR_NOT_SUPPORTED; /* the emulator takes one-shot exports only */
     for (uint32_t i = 0; i < e->num_objects; i++) {
-        struct emu_obj *m = emu_find_obj(e->h_client, e->handles[i]);
+        uint64_t off = nvrm_wire_u64(e, d->offsets_off + 8 * i);
+        uint64_t size = nvrm_wire_u64(e, d->sizes_off + 8 * i);
+        struct emu_obj *m = emu_find_obj(e->h_client, nvrm_wire_u32(e, d->handles_off + 4 * i));
         if (!m || !m->mem || m->mem->memfd < 0)
             return NVRM_ERR_INVALID_OBJECT_HANDLE;
         if (m->mem->gpu != emu.fds[fd].gpu)
             return NVRM_ERR_INVALID_DEVICE;
-        if (((e->offsets[i] | e->sizes[i]) & 0xfffu) || e->sizes[i] == 0 ||
-            e->offsets[i] + e->sizes[i] < e->offsets[i] ||
-            e->offsets[i] + e->sizes[i] > m->mem->size)
+        if (((off | size) & 0xfffu) || size == 0 || off + size < off ||
+            off + size > m->mem->size)
             return NVRM_ERR_INVALID_ARGUMENT;
-        total += e->sizes[i];
+        total += size;
     }
     if (total != e->total_size)
         return NVRM_ERR_INVALID_ARGUMENT;
-    struct emu_obj *first = emu_find_obj(e->h_client, e->handles[0]);
+    struct emu_obj *first = emu_find_obj(e->h_client, nvrm_wire_u32(e, d->handles_off));
     e->fd = fcntl(first->mem->memfd, F_DUPFD_CLOEXEC, 0);
     if (e->fd < 0)
         return NVRM_ERR_OPERATING_SYSTEM;
@@ -385,14 +389,20 @@ int emu_rm_ioctl_locked(int fd, unsigned nr, void *arg, size_t size)
     if (emu.fds[fd].kind == EMU_FD_DEV) {
         if (nr == NVRM_ESC_REGISTER_FD && size == sizeof(struct nvrm_register_fd))
             return 0;
-        if (nr != NVRM_ESC_EXPORT_TO_DMABUF || size != sizeof(struct nvrm_export_dmabuf))
+        /* the size in the request word is the branch's (570 added 8 bytes) */
+        const struct nvrm_dmabuf_shape *d = emu_driver_layout(emu.kernel_version)->dmabuf;
+        if (nr != NVRM_ESC_EXPORT_TO_DMABUF || size != d->size)
             return -EINVAL;
-        struct nvrm_export_dmabuf *e = arg;
-        if (injected("export", &e->status, &rc))
+        struct nvrm_export_dmabuf *e = arg; /* the head only: same in every branch */
+        nvrm_status_t st = NVRM_OK;
+        if (!injected("export", &st, &rc))
+            st = export_dmabuf(fd, e, d);
+        else if (rc)
             return rc;
-        e->status = export_dmabuf(fd, e);
+        nvrm_wire_put32(e, d->status_off, st);
         emu_log("emu: EXPORT_TO_DMABUF 0x%x/0x%x off 0x%llx status 0x%x", e->h_client,
-                e->handles[0], (unsigned long long)e->offsets[0], e->status);
+                nvrm_wire_u32(e, d->handles_off),
+                (unsigned long long)nvrm_wire_u64(e, d->offsets_off), st);
         return 0;
     }
     switch (nr) {

@@ -24,10 +24,14 @@ static void drop_range_locked(uint64_t base, uint64_t length)
     }
 }
 
-static nvrm_status_t map_external(struct nvrm_uvm_map_external *p)
+/* p: base, length, offset lead in every branch; the rest is where the
+ * reported version's layout puts it (emu_layout.h). */
+static nvrm_status_t map_external(const struct nvrm_uvm_map_external *p,
+                                  const struct nvrm_uvm_map_shape *m)
 {
-    struct emu_obj *client = emu_find_obj(p->h_client, p->h_client);
-    struct emu_obj *mem = emu_find_obj(p->h_client, p->h_memory);
+    uint32_t h_client = nvrm_wire_u32(p, m->h_client_off);
+    struct emu_obj *client = emu_find_obj(h_client, h_client);
+    struct emu_obj *mem = emu_find_obj(h_client, nvrm_wire_u32(p, m->h_memory_off));
     if (!client || client->pid != getpid())
         return NVRM_ERR_INVALID_CLIENT;
     if (!mem || !mem->mem)
@@ -57,13 +61,15 @@ int emu_uvm_ioctl_locked(int fd, unsigned long req, void *arg)
     }
     case NVRM_UVM_MAP_EXTERNAL_ALLOCATION: {
         struct nvrm_uvm_map_external *p = arg;
+        const struct nvrm_uvm_map_shape *m = emu_uvm_map_shape(emu.kernel_version);
         long inj = emu_injected_locked("uvm_map");
         if (inj < 0)
             return (int)inj;
-        p->status = inj > 0 ? (nvrm_status_t)inj : map_external(p);
-        emu_log("emu: UVM_MAP_EXTERNAL 0x%llx+0x%llx -> 0x%x/0x%x status 0x%x",
-                (unsigned long long)p->base, (unsigned long long)p->length, p->h_client,
-                p->h_memory, p->status);
+        nvrm_wire_put32(p, m->status_off, inj > 0 ? (nvrm_status_t)inj : map_external(p, m));
+        emu_log("emu: UVM_MAP_EXTERNAL 0x%llx+0x%llx -> 0x%x/0x%x status 0x%x (%u GPUs)",
+                (unsigned long long)p->base, (unsigned long long)p->length,
+                nvrm_wire_u32(p, m->h_client_off), nvrm_wire_u32(p, m->h_memory_off),
+                nvrm_wire_u32(p, m->status_off), m->max_gpus);
         return 0;
     }
     case NVRM_UVM_FREE: {

@@ -32,6 +32,9 @@
  * ("op=value[*count];...", see nvrm_emu_fail), NVRM_EMU_BAR1 (bytes of BAR1
  * space: RM_MAP_MEMORY beyond it fails with NV_ERR_INSUFFICIENT_RESOURCES;
  * default unlimited), NVRM_EMU_TRACE=1 (log every request on stderr).
+ * The layouts spoken are those of the reported version's branch
+ * (emu_layout.h); NVRM_EMU_UVM_LAYOUT=<version> (read at each request)
+ * lays UVM_MAP_EXTERNAL_ALLOCATION out as that version's branch would.
  */
 #ifndef NVRM_EMU_H
 #define NVRM_EMU_H
@@ -58,6 +61,11 @@ int nvrm_emu_set_gpus(const char *spec);
 /* The simulated libcuda announces its GPUs' bus ids at cuInit; unless a
  * table was set explicitly they become the table, minors reversed. */
 int nvrm_emu_sim_gpus(int count, const char *const *bus_ids);
+
+/* The version the emulated kernel reports now, into buf (len bytes):
+ * the simulated libcuda lays its requests out as that branch does, also
+ * after a test changed the version mid-process (nvrm_emu_set_versions). */
+void nvrm_emu_kernel_version(char *buf, size_t len);
 
 /* Back RM memory object (h_client, h_memory) with [memfd_offset,
  * +size) of memfd (dup'ed; the caller keeps its fd). */

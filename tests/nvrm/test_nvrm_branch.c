@@ -1,0 +1,159 @@
+/*
+ * test_nvrm_branch.c - driver branches checked only against their headers
+ * (libgdr/src/nvrm/nvrm_layout.c): the open self-test that must pass
+ * before the backend serves one, and its refusal when the driver lays a
+ * field out as another branch would.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvrm_test.h"
+
+/* A checked branch (535) whatever version the suite runs against. */
+#define CHECKED_VERSION "535.288.01"
+
+static int open_logged(gdrx_t *g, char **log)
+{
+    setenv("GDRX_LOG_LEVEL", "3", 1);
+    int tok = nvt_capture_begin();
+    int rc = nvt_open(g);
+    *log = nvt_capture_end(tok);
+    return rc;
+}
+
+/* The self-test runs once, pins and maps exactly one window of its own
+ * and leaves nothing behind; the context then works. */
+static void test_selftest_passes(void)
+{
+    gdrx_t g, g2;
+    gdrx_pin_t pin;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions(CHECKED_VERSION, CHECKED_VERSION) == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(open_logged(&g, &log) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "open self-test passed"));
+    struct nvrm_emu_stats s = nvt_stats();
+    CU_ASSERT_EQUAL(s.dups, before.dups + 1);
+    CU_ASSERT_EQUAL(s.rm_maps, before.rm_maps + 1);
+    CU_ASSERT_EQUAL(s.rm_maps_live, before.rm_maps_live);
+    CU_ASSERT_EQUAL(s.cpu_maps_live, before.cpu_maps_live);
+    CU_ASSERT_EQUAL(s.memory_objects, before.memory_objects);
+    CU_ASSERT_EQUAL(s.uvm_records, before.uvm_records);
+    free(log);
+    /* once per process */
+    NVT_REQUIRE(open_logged(&g2, &log) == 0);
+    CU_ASSERT_PTR_NULL(strstr(log, "self-test"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, s.dups);
+    free(log);
+    CUdeviceptr p = tc_alloc(4 * MiB);
+    NVT_REQUIRE(p != 0);
+    void *cpu = nvt_pin_map(g, p, 4 * MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, p, 4 * MiB, 9));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    gdrx_close(g2);
+    gdrx_close(g);
+}
+
+/* The driver (emulator and libcuda alike) lays UVM_MAP_EXTERNAL_ALLOCATION
+ * out as 580 does while reporting 535, whose row says 32 GPUs: nvrm reads
+ * hClient/hMemory from inside the per-GPU array.  The self-test must
+ * refuse, naming the step, before anything is pinned or mapped, and the
+ * refusal holds for the rest of the process. */
+static void test_foreign_layout_refused(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions(CHECKED_VERSION, CHECKED_VERSION) == 0);
+    setenv("NVRM_EMU_UVM_LAYOUT", "580.159.04", 1);
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(open_logged(&g, &log), -ENOTSUP);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "failed the open self-test at step \"find (trace)\""));
+    struct nvrm_emu_stats s = nvt_stats();
+    CU_ASSERT_EQUAL(s.dups, before.dups);
+    CU_ASSERT_EQUAL(s.rm_maps, before.rm_maps);
+    CU_ASSERT_EQUAL(s.cpu_maps_live, before.cpu_maps_live);
+    CU_ASSERT_EQUAL(s.clients, before.clients);
+    CU_ASSERT_EQUAL(s.memory_objects, before.memory_objects);
+    free(log);
+    CU_ASSERT_EQUAL(open_logged(&g, &log), -ENOTSUP);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps, before.rm_maps);
+    free(log);
+    unsetenv("NVRM_EMU_UVM_LAYOUT");
+}
+
+/* GDRX_NVRM_CHECKED=0 keeps to branches validated on hardware. */
+static void test_checked_refused_on_request(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions(CHECKED_VERSION, CHECKED_VERSION) == 0);
+    setenv("GDRX_NVRM_CHECKED", "0", 1);
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(open_logged(&g, &log), -ENOTSUP);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "GDRX_NVRM_CHECKED=0"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups);
+    CU_ASSERT_EQUAL(nvt_stats().clients, before.clients);
+    free(log);
+    unsetenv("GDRX_NVRM_CHECKED");
+}
+
+/* A branch validated on hardware runs no self-test. */
+static void test_validated_runs_no_selftest(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(open_logged(&g, &log) == 0);
+    CU_ASSERT_PTR_NULL(strstr(log, "self-test"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps, before.rm_maps);
+    free(log);
+    gdrx_close(g);
+}
+
+/* GDRX_NVRM_SELFTEST=1 runs it there too (its cost measured on the H200). */
+static void test_selftest_forced_on_validated(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions("580.159.04", "580.159.04") == 0);
+    setenv("GDRX_NVRM_SELFTEST", "1", 1);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(open_logged(&g, &log) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "branch 580 (validated, headers 580.65.06 to 580.142): "
+                                       "open self-test passed in"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 1);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps_live, before.rm_maps_live);
+    free(log);
+    gdrx_close(g);
+    unsetenv("GDRX_NVRM_SELFTEST");
+}
+
+const struct gdrx_test_case nvrm_branch_cases[] = {
+    GDRX_TEST_CASE(test_selftest_passes),
+    GDRX_TEST_CASE(test_foreign_layout_refused),
+    GDRX_TEST_CASE(test_checked_refused_on_request),
+    GDRX_TEST_CASE(test_validated_runs_no_selftest),
+    GDRX_TEST_CASE(test_selftest_forced_on_validated),
+    GDRX_TEST_END,
+};
