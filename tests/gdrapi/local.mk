@@ -16,7 +16,7 @@ GDRX_GDRAPI_CASES = tests/gdrapi/test_gdrapi.h tests/gdrapi/test_calls.c \
 check_PROGRAMS += tests/gdrapi/test_gdrapi
 GDRX_SUITES    += tests/gdrapi/test_gdrapi
 tests_gdrapi_test_gdrapi_SOURCES = $(GDRX_GDRAPI_HELPERS) $(GDRX_GDRAPI_CASES) \
-	tests/gdrapi/test_gdrapi.c tests/gdrapi/test_abi.c \
+	tests/gdrapi/test_gdrapi.c tests/gdrapi/test_abi.c tests/gdrapi/test_compat.c \
 	tests/gdrapi/elf_dyn.h tests/gdrapi/elf_dyn.c
 tests_gdrapi_test_gdrapi_CPPFLAGS = $(GDRX_GDRAPI_TEST_CPPFLAGS)
 tests_gdrapi_test_gdrapi_CFLAGS   = $(AM_CFLAGS) -pthread
