@@ -37,4 +37,4 @@ EXTRA_tests_gdrapi_test_gdrapi_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
 # The GPU machine's program written to the gdrcopy API (tests/gpu/build.sh
 # builds it with gcc alone, run.sh runs it; not run by make check).
-EXTRA_DIST += tests/gpu/gdrapi_sanity.c
+EXTRA_DIST += tests/gpu/gdrapi_sanity.c tests/gpu/gdrcopy_sanity_run.sh
