@@ -291,6 +291,15 @@ static void test_pointer_attributes(void)
     CU_ASSERT(cuPointerGetAttribute(&d, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, p) ==
               CUDA_ERROR_INVALID_CONTEXT);
     CU_ASSERT(cuPointerGetAttribute(&i, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS);
+    /* As the driver: the allocation's range comes from pointer attributes
+     * with no current context, not from cuMemGetAddressRange. */
+    CUdeviceptr rbase = 0;
+    size_t rsize = 0;
+    CU_ASSERT(cuPointerGetAttribute(&rbase, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, in) ==
+              CUDA_SUCCESS);
+    CU_ASSERT(cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE, in) == CUDA_SUCCESS);
+    CU_ASSERT(rbase == p && rsize > 0);
+    CU_ASSERT(cuMemGetAddressRange(&rbase, &rsize, in) == CUDA_ERROR_INVALID_CONTEXT);
 }
 
 static void test_failure_injection(void)
