@@ -126,12 +126,14 @@ gdr_t gdr_open(void);
 /* Unmap and unpin whatever g still holds, then release g. */
 int gdr_close(gdr_t g);
 
-/* Pin [addr, addr+size) of one CUDA allocation.  p2p_token and va_space
- * are obsolete and must be 0. */
+/* Pin [addr, addr+size) of one CUDA allocation (any thread, with or
+ * without a current CUDA context).  p2p_token and va_space are obsolete
+ * and ignored.  An addr inside a GPU page pins but cannot be mapped. */
 int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
                    uint32_t va_space, gdr_mh_t *handle);
 
-/* The same with gdr_pin_flags_t flags instead of the obsolete arguments. */
+/* The same with gdr_pin_flags_t flags instead of the obsolete arguments
+ * (GDR_PIN_FLAG_FORCE_PCIE is accepted; docs/compat.md). */
 int gdr_pin_buffer_v2(gdr_t g, unsigned long addr, size_t size, uint32_t flags,
                       gdr_mh_t *handle);
 
@@ -149,10 +151,11 @@ int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info);
 #endif
 
 /* Map a pin into the CPU: *va receives the CPU address of info.va (see
- * gdr_info_v2); size is at most mapped_size. */
+ * gdr_info_v2); size is at most mapped_size.  EINVAL for a pin whose addr
+ * is inside a GPU page, as gdrcopy. */
 int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size);
 
-/* The same, refusing with EINVAL a mapping of another kind than flags
+/* The same, refusing with EOPNOTSUPP a mapping of another kind than flags
  * (gdr_map_flags_t) asks for. */
 int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int flags);
 

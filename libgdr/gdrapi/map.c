@@ -6,7 +6,8 @@
  * gdrcopy's mapping starts at the first pinned GPU page (gdr_info's va);
  * gdrx_map gives the CPU address of the pin's first byte, so the address
  * returned is moved back to the page.  Bytes between the two belong to
- * the same allocation (range.c), and the copies reach them.
+ * the same allocation (range.c), and the copies reach them.  A pin of an
+ * address inside a GPU page is not mapped at all (pin.c), as gdrcopy.
  */
 #include <errno.h>
 
@@ -21,8 +22,8 @@ static const gdrx_mapping_type_t wanted[] = {
 };
 
 /* gdrx cannot choose the kind of a mapping: one of another kind than
- * asked for is undone and refused, as gdrcopy refuses what its driver
- * cannot give. */
+ * asked for is undone and refused with gdrdrv's answer to a kind it
+ * cannot give (EOPNOTSUPP). */
 static int check_kind(gdr_t g, gdr_mh_t handle, int flags)
 {
     struct gdrx_pin_info info;
@@ -31,7 +32,7 @@ static int check_kind(gdr_t g, gdr_mh_t handle, int flags)
         return 0;
     int rc = gdrapi_query(g, handle, &info);
     if (rc == 0 && info.mapping_type != wanted[flags])
-        rc = EINVAL;
+        rc = EOPNOTSUPP;
     if (rc)
         gdrx_unmap(gdrapi_ctx(g), gdrapi_pin(handle));
     return rc;
@@ -54,6 +55,8 @@ GDRAPI_EXPORT int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, i
     rc = gdrx_map(gdrapi_ctx(g), gdrapi_pin(handle), &cpu);
     if (rc == -EEXIST) /* another thread mapped it meanwhile */
         return EAGAIN;
+    if (rc == -EPERM) /* inside a GPU page (pin.c): gdrdrv's answer */
+        return EINVAL;
     if (rc)
         return gdrapi_err(rc);
     rc = check_kind(g, handle, flags);

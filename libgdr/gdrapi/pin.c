@@ -13,6 +13,21 @@ int gdrapi_query(gdr_t g, gdr_mh_t mh, struct gdrx_pin_info *info)
     return gdrapi_err(gdrx_pin_query(gdrapi_ctx(g), gdrapi_pin(mh), info));
 }
 
+/* gdrcopy's va, the first pinned GPU page, must not lie past addr: its
+ * callers find addr at map + (addr - va).  A pin that could only take a
+ * later allocation of the request (a fallback past addr's page) is
+ * undone and refused. */
+static int check_va(gdr_t g, gdrx_pin_t p, unsigned long addr)
+{
+    struct gdrx_pin_info info;
+    int rc = gdrx_pin_query(gdrapi_ctx(g), p, &info);
+
+    if (rc == 0 && info.pinned_base <= addr)
+        return 0;
+    gdrx_unpin(gdrapi_ctx(g), p);
+    return rc ? gdrapi_err(rc) : EINVAL;
+}
+
 static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_t *handle)
 {
     struct gdrapi_range r;
@@ -20,34 +35,44 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
 
     if (!handle)
         return EINVAL;
-    /* FORCE_PCIE is refused as gdrcopy refuses it where the driver cannot
-     * force BAR1 (and GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE says 0). */
-    if (flags != GDR_PIN_FLAG_DEFAULT)
+    /* FORCE_PCIE asks for the BAR1 path where the CPU could also reach the
+     * memory coherently; gdrx's mappings go through BAR1 on PCIe hosts,
+     * where gdrcopy's driver takes the flag as a no-op too (docs/compat.md
+     * for coherent hosts). */
+    if (flags & ~(uint32_t)GDR_PIN_FLAG_FORCE_PCIE)
         return EINVAL;
+    /* An address inside a GPU page is pinned, never mapped, as gdrcopy
+     * does: the mapping would start at the page, before addr, and reach
+     * another allocation's bytes there. */
+    uint32_t extra = (addr & GPU_PAGE_OFFSET) ? GDRX_PIN_FLAG_NO_MAP : 0;
     int rc = gdrapi_pin_range(addr, size, &r);
     if (rc)
         return rc;
-    rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags, &p);
+    rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags | extra, &p);
     /* a span the backend cannot pin as one piece: the allocation the
      * request is for; any other error is the caller's */
     if ((rc == -EINVAL || rc == -EOPNOTSUPP) && r.flags == GDRX_PIN_FLAG_SPAN) {
         rc = gdrapi_fallback_range(addr, size, &r);
         if (rc)
             return rc;
-        rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags, &p);
+        rc = gdrx_pin(gdrapi_ctx(g), r.dptr, r.len, r.flags | extra, &p);
     }
     if (rc)
         return gdrapi_err(rc);
+    rc = check_va(g, p, addr);
+    if (rc)
+        return rc;
     *handle = gdrapi_mh(p);
     return 0;
 }
 
+/* The P2P tokens are obsolete: gdrcopy 2.6 over gdrdrv 2.5 or later pins
+ * with PIN_BUFFER_V2, which has no place for them, so they are dropped. */
 GDRAPI_EXPORT int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
                                  uint32_t va_space, gdr_mh_t *handle)
 {
-    /* Obsolete since gdrcopy 2.5 (persistent pins): gdrdrv refuses them. */
-    if (p2p_token || va_space)
-        return EINVAL;
+    (void)p2p_token;
+    (void)va_space;
     return pin(g, addr, size, GDR_PIN_FLAG_DEFAULT, handle);
 }
 

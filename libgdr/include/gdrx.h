@@ -149,6 +149,14 @@ struct gdrx_open_params {
  * only).  A later allocation in a gap it covers is reachable through it.
  */
 #define GDRX_PIN_FLAG_SPAN 1u
+/**
+ * The pin is never mapped: gdrx_map() refuses it with -EPERM.  For a layer
+ * that must pin a range but may not expose it to raw CPU access (gdrx's
+ * libgdrapi: gdrcopy pins an address inside a GPU page but refuses to map
+ * it, since the mapping would start at the page and reach the bytes
+ * before the address, which may be another allocation's).
+ */
+#define GDRX_PIN_FLAG_NO_MAP 2u
 
 /** What gdrx_pin_query() reports. */
 struct gdrx_pin_info {
@@ -218,6 +226,7 @@ int gdrx_close(gdrx_t ctx);
 /**
  * Pin [dptr, dptr+len) of one CUDA allocation.  Any address and length
  * inside the allocation is accepted; the library rounds to GPU pages.
+ * flags: GDRX_PIN_FLAG_* (SPAN, NO_MAP), or 0.
  * -EINVAL for len 0, a range that is not device memory or crosses the end
  * of its allocation (unless GDRX_PIN_FLAG_SPAN), unknown flags.
  */
@@ -229,7 +238,8 @@ int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
 int gdrx_unpin(gdrx_t ctx, gdrx_pin_t pin);
 
 /** Map a pin into the CPU; *cpu_ptr receives the address of byte dptr.
- *  -EEXIST if already mapped, -ESTALE if CUDA freed the memory. */
+ *  -EEXIST if already mapped, -ESTALE if CUDA freed the memory, -EPERM
+ *  for a pin made with GDRX_PIN_FLAG_NO_MAP. */
 int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr);
 
 /** Remove the CPU mapping of a pin (-EINVAL if not mapped).  Also releases

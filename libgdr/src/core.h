@@ -53,8 +53,8 @@ enum gdrx_pin_state {
     GDRX_PIN_MAPPED,         /* backend pin held, CPU mapping live */
     GDRX_PIN_REVOKED,        /* memory freed: backend pin released, no CPU range */
     GDRX_PIN_REVOKED_MAPPED, /* memory freed while mapped: backend pin released,
-                                the range is our PROT_NONE mapping until unmap */
-    GDRX_PIN_REVOKED_LEAKED, /* as REVOKED_MAPPED, but the PROT_NONE replacement
+                                the range is our faulting mapping until unmap */
+    GDRX_PIN_REVOKED_LEAKED, /* as REVOKED_MAPPED, but the replacement
                                 failed: the range is never unmapped */
     GDRX_PIN_FORKED,         /* a fork child's copy of a parent's pin */
 };

@@ -94,7 +94,7 @@ GDRX_EXPORT int gdrx_close(gdrx_t ctx)
 GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
                          gdrx_pin_t *pin_out)
 {
-    if (!pin_out || len == 0 || dptr == 0 || (flags & ~GDRX_PIN_FLAG_SPAN) ||
+    if (!pin_out || len == 0 || dptr == 0 || (flags & ~(GDRX_PIN_FLAG_SPAN | GDRX_PIN_FLAG_NO_MAP)) ||
         len > UINT64_MAX - dptr)
         return -EINVAL;
     struct gdrx_ctx *c;

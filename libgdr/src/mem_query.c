@@ -10,6 +10,28 @@
 #include "export.h"
 #include "gdrx.h"
 
+/* The allocation's range from pointer attributes, which CUDA answers with
+ * no current context, for memory of any context (cuMemGetAddressRange
+ * needs one: a progress thread that never made one current must get the
+ * same answer); cuMemGetAddressRange where a driver lacks the attributes
+ * (before CUDA 10.2) and a context happens to be current. */
+static int range_of(const struct gdrx_cuda *cu, uint64_t addr, CUdeviceptr *base, size_t *size)
+{
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    };
+    void *data[] = { base, size };
+
+    *base = 0;
+    *size = 0;
+    if (cu->PointerGetAttributes(2, attrs, data, (CUdeviceptr)addr) == CUDA_SUCCESS && *size &&
+        addr - *base < *size)
+        return 0;
+    if (cu->MemGetAddressRange(base, size, (CUdeviceptr)addr) == CUDA_SUCCESS && *size)
+        return 0;
+    return -ENOENT;
+}
+
 GDRX_EXPORT int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info)
 {
     const struct gdrx_cuda *cu;
@@ -35,7 +57,7 @@ GDRX_EXPORT int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info)
     CUresult res = cu->PointerGetAttributes(4, attrs, data, (CUdeviceptr)addr);
     if (res != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE || managed)
         return -ENOENT;
-    if (cu->MemGetAddressRange(&base, &size, (CUdeviceptr)addr) != CUDA_SUCCESS || !size)
+    if (range_of(cu, addr, &base, &size) != 0)
         return -ENOENT;
     *info = (struct gdrx_mem_info){
         .base = base, .size = size, .device = device, .buffer_id = buffer_id,

@@ -230,6 +230,8 @@ int gdrx_pin_map_locked(struct gdrx_pin *pin, void **cpu_ptr)
         int rc = gdrx_pin_refresh_stale_locked(pin);
         if (rc)
             return rc > 0 ? -ESTALE : rc;
+        if (pin->req.flags & GDRX_PIN_FLAG_NO_MAP)
+            return -EPERM;
     }
     int rc = gdrx_pin_on_map(pin);
     if (rc)
@@ -257,7 +259,7 @@ int gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info)
     info->device = req->device;
     info->backend = pin->ops->id;
     info->stale = stale;
-    /* A revoked mapping still occupies its address range (PROT_NONE) until
+    /* A revoked mapping still occupies its address range (faulting) until
      * gdrx_unmap(), but it is no mapping of the memory any more. */
     if (pin->state == GDRX_PIN_MAPPED) {
         info->mapping_type = bp->type;

@@ -9,7 +9,7 @@
  *  PINNED          MAPPED       -EINVAL        REVOKED            UNUSED   FORKED
  *  MAPPED          -EEXIST      PINNED         REVOKED_MAPPED     UNUSED   FORKED
  *                                              (REVOKED_LEAKED if
- *                                               PROT_NONE fails)
+ *                                               the replacement fails)
  *  REVOKED         -ESTALE      -EINVAL        (stays)            UNUSED   FORKED
  *  REVOKED_MAPPED  -ESTALE      REVOKED        (stays)            UNUSED   FORKED
  *  REVOKED_LEAKED  -ESTALE      REVOKED        (stays)            UNUSED   FORKED
@@ -23,13 +23,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "log.h"
 #include "pin_index.h"
 
-/* Built with GDRX_CORE_TEST_SEAM (tests/libgdr/test_core_unit), the PROT_NONE
- * replacement goes to the test program, which can make it fail. */
+/* Built with GDRX_CORE_TEST_SEAM (tests/libgdr/test_core_unit), the
+ * replacement of a revoked mapping goes to the test program, which can make it fail. */
 #ifdef GDRX_CORE_TEST_SEAM
 void *core_test_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 #define revoke_mmap core_test_mmap
@@ -143,15 +144,33 @@ static void release_backend_pin(struct gdrx_pin *pin)
         gdrx_warn("backend %s: unpin failed: %d", pin->ops->name, rc);
 }
 
-/* Replace the mapping of a revoked pin by an inaccessible one of our own:
+/* The range a revoked mapping is replaced with: a shared mapping of an
+ * empty memfd, every page of it past the file's end, so a late access
+ * raises SIGBUS, the signal gdrcopy's non-persistent mode gives after a
+ * free (callers such as gdrcopy's own tests catch that one).  Where no
+ * memfd can be made, an inaccessible anonymous range (SIGSEGV). */
+static void *revoke_replace(void *base, size_t size)
+{
+    int fd = memfd_create("gdrx-revoked", MFD_CLOEXEC);
+
+    if (fd >= 0) {
+        void *p = revoke_mmap(base, size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED, fd, 0);
+        close(fd); /* the mapping keeps the (empty) file */
+        if (p != MAP_FAILED)
+            return p;
+    }
+    return revoke_mmap(base, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+}
+
+/* Replace the mapping of a revoked pin by a faulting one of our own:
  * a late access through a kept pointer faults, and no unrelated mmap gets
  * the addresses while the caller may still hold them. */
 static enum gdrx_pin_state revoke_mapping(struct gdrx_pin *pin)
 {
     void *base = pin->bp.cpu_base;
     size_t size = pin->bp.map_size;
-    void *p = revoke_mmap(base, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *p = revoke_replace(base, size);
     if (p != MAP_FAILED) {
         if (gdrx_mapping_dontfork(base, size) != 0)
             gdrx_warn("a revoked range will be inherited by fork children (errno %d)", errno);

@@ -16,7 +16,7 @@ GDRX_GDRAPI_CASES = tests/gdrapi/test_gdrapi.h tests/gdrapi/test_calls.c \
 check_PROGRAMS += tests/gdrapi/test_gdrapi
 GDRX_SUITES    += tests/gdrapi/test_gdrapi
 tests_gdrapi_test_gdrapi_SOURCES = $(GDRX_GDRAPI_HELPERS) $(GDRX_GDRAPI_CASES) \
-	tests/gdrapi/test_gdrapi.c tests/gdrapi/test_abi.c \
+	tests/gdrapi/test_gdrapi.c tests/gdrapi/test_abi.c tests/gdrapi/test_compat.c \
 	tests/gdrapi/elf_dyn.h tests/gdrapi/elf_dyn.c
 tests_gdrapi_test_gdrapi_CPPFLAGS = $(GDRX_GDRAPI_TEST_CPPFLAGS)
 tests_gdrapi_test_gdrapi_CFLAGS   = $(AM_CFLAGS) -pthread
@@ -37,4 +37,4 @@ EXTRA_tests_gdrapi_test_gdrapi_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
 # The GPU machine's program written to the gdrcopy API (tests/gpu/build.sh
 # builds it with gcc alone, run.sh runs it; not run by make check).
-EXTRA_DIST += tests/gpu/gdrapi_sanity.c
+EXTRA_DIST += tests/gpu/gdrapi_sanity.c tests/gpu/gdrcopy_sanity_run.sh

@@ -2,7 +2,8 @@
  * test_gdrapi.c - libgdrapi.so.2 (gdrcopy's API over gdrx) on the
  * simulated GPU: every call, both info versions, the error codes, the copy
  * routines at any alignment, what is pinned for unaligned and page-rounded
- * requests, and the library's ABI (soname, exported symbols, versions).
+ * requests, the library's ABI (soname, exported symbols, versions), and
+ * what gdrcopy 2.6's own tests rely on (test_compat.c).
  * The backend is dmabuf unless GDRX_BACKEND says otherwise (the qemu guest
  * runs this program with gdrdrv).
  *
@@ -13,6 +14,7 @@
 static const struct gdrx_test_suite suites[] = {
     GAPI_BACKEND_SUITES,
     { "gdrapi_abi", NULL, NULL, gapi_abi_cases },
+    { "gdrapi_compat", NULL, NULL, gapi_compat_cases },
     GDRX_SUITE_END,
 };
 

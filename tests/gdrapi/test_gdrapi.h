@@ -14,6 +14,7 @@ extern const struct gdrx_test_case gapi_copy_cases[];    /* test_copy.c */
 extern const struct gdrx_test_case gapi_ranges_cases[];  /* test_ranges.c */
 extern const struct gdrx_test_case gapi_info_v1_cases[]; /* test_info_v1.c */
 extern const struct gdrx_test_case gapi_abi_cases[];     /* test_abi.c */
+extern const struct gdrx_test_case gapi_compat_cases[];  /* test_compat.c */
 
 /* The suites that hold on every backend, for a suite table. */
 #define GAPI_BACKEND_SUITES                                  \

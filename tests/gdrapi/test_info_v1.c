@@ -44,6 +44,10 @@ static void test_get_info_v1(void)
     CU_ASSERT_EQUAL(gi.info.page_size, GPU_PAGE_SIZE);
     CU_ASSERT_EQUAL(gi.info.mapped, 0);
     CU_ASSERT_EQUAL(gi.info.wc_mapping, 0);
+    /* inside a GPU page: pinned, not mapped (gdrcopy); its page maps */
+    CU_ASSERT_EQUAL(gdr_map(g, mh, &map, 4 * GPU_PAGE_SIZE), EINVAL);
+    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0);
+    GDRX_REQUIRE(gdr_pin_buffer(g, d, 4 * GPU_PAGE_SIZE, 0, 0, &mh) == 0);
     GDRX_REQUIRE(gdr_map(g, mh, &map, 4 * GPU_PAGE_SIZE) == 0);
     CU_ASSERT_EQUAL(gdr_get_info(g, mh, &gi.info), 0);
     CU_ASSERT_EQUAL(gi.info.mapped, 1);

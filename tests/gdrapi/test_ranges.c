@@ -2,9 +2,9 @@
  * test_ranges.c - what gdr_pin_buffer pins and where gdr_map's address
  * points, for the requests gdrcopy's users make: gdrcopy's own idiom (a
  * small buffer over-allocated and aligned up to a GPU page), an address in
- * the middle of a page, and UCX's page-rounded ranges around a small
- * sub-allocated buffer, which reach into its neighbours (and, as with
- * gdrcopy, the copies too).  The mapping starts at info.va.
+ * the middle of a page (pinned, not mapped), and UCX's page-rounded ranges
+ * around a small sub-allocated buffer, which reach into its neighbours
+ * (and, as with gdrcopy, the copies too).  The mapping starts at info.va.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -38,22 +38,28 @@ static void test_gdrcopy_idiom(void)
     ga_free(raw);
 }
 
-/* An address inside a page: gdrcopy's driver refuses to map it; here the
- * pin covers the whole page of the allocation and the mapping starts
- * there (info.va), so the caller finds its byte at map + (addr - va). */
+/* An address inside a page: pinned, with va at its page (gdrcopy's
+ * info), but never mapped, as gdrcopy's driver refuses it: the mapping
+ * would begin at the page, before the address.  Its page boundary maps. */
 static void test_unaligned_address(void)
 {
     struct ga_buf b;
+    gdr_info_t info;
+    gdr_mh_t mh;
+    void *map = NULL;
 
     CUdeviceptr d;
     gdr_t g;
     GDRX_REQUIRE(ga_start(3 * MiB, &d, &g) == 0);
-    GDRX_REQUIRE(ga_pin_map(g, d + 1000, 5000, &b) == 0);
-    CU_ASSERT_EQUAL(b.info.va, d);
-    CU_ASSERT_EQUAL(b.info.mapped_size, GPU_PAGE_SIZE);
-    CU_ASSERT_PTR_EQUAL(b.ptr, (char *)b.map + 1000);
-    CU_ASSERT(ga_roundtrip(b.mh, b.ptr, d + 1000, 5000, 31));
-    /* the rest of the page belongs to the same allocation: reachable */
+    GDRX_REQUIRE(gdr_pin_buffer(g, d + 1000, 5000, 0, 0, &mh) == 0);
+    CU_ASSERT_EQUAL(gdr_get_info(g, mh, &info), 0);
+    CU_ASSERT_EQUAL(info.va, d);
+    CU_ASSERT_EQUAL(info.mapped_size, GPU_PAGE_SIZE);
+    CU_ASSERT_EQUAL(gdr_map(g, mh, &map, GPU_PAGE_SIZE), EINVAL);
+    CU_ASSERT_PTR_NULL(map);
+    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0);
+    GDRX_REQUIRE(ga_pin_map(g, d, 1000 + 5000, &b) == 0);
+    CU_ASSERT(ga_roundtrip(b.mh, b.ptr + 1000, d + 1000, 5000, 31));
     CU_ASSERT(ga_roundtrip(b.mh, b.map, d, GPU_PAGE_SIZE, 33));
     ga_release(&b);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
@@ -157,11 +163,11 @@ static void test_span_refused_falls_back(void)
     gdr_t g = ga_open();
     GDRX_REQUIRE(a && next && g);
     GDRX_REQUIRE(next == a + 4 * MiB); /* the sim places them so */
-    GDRX_REQUIRE(ga_pin_map(g, next - 8 * KiB, 16 * KiB, &b) == 0);
+    GDRX_REQUIRE(ga_pin_map(g, next - GPU_PAGE_SIZE, 2 * GPU_PAGE_SIZE, &b) == 0);
     CU_ASSERT_EQUAL(b.info.va, next - GPU_PAGE_SIZE);
     CU_ASSERT_EQUAL(b.info.mapped_size, GPU_PAGE_SIZE);
-    CU_ASSERT(ga_roundtrip(b.mh, b.ptr, next - 8 * KiB, 8 * KiB, 61));
-    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr + 8 * KiB, &byte, 1), ERANGE);
+    CU_ASSERT(ga_roundtrip(b.mh, b.ptr, next - GPU_PAGE_SIZE, GPU_PAGE_SIZE, 61));
+    CU_ASSERT_EQUAL(gdr_copy_to_mapping(b.mh, b.ptr + GPU_PAGE_SIZE, &byte, 1), ERANGE);
     CU_ASSERT_EQUAL(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, next),
                     CUDA_SUCCESS);
     CU_ASSERT_EQUAL(sync, 0);

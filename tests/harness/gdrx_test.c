@@ -235,6 +235,31 @@ int gdrx_test_signal_of(void (*fn)(void *arg), void *arg)
     return 0;
 }
 
+static sigjmp_buf here_jmp;
+
+static void here_on_fault(int sig)
+{
+    siglongjmp(here_jmp, sig);
+}
+
+int gdrx_test_signal_here(void (*fn)(void *arg), void *arg)
+{
+    struct sigaction sa, old_segv, old_bus;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = here_on_fault;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+    int sig = sigsetjmp(here_jmp, 1);
+    if (sig == 0)
+        fn(arg);
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    return sig;
+}
+
 /* CUnit's summary line: "  tests  <total> <ran> <passed> <failed> <inactive>". */
 static void parse_summary(struct gdrx_test_rerun *r)
 {

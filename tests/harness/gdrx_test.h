@@ -65,6 +65,14 @@ int gdrx_test_main(int argc, char **argv, const struct gdrx_test_suite *suites);
  */
 int gdrx_test_signal_of(void (*fn)(void *arg), void *arg);
 
+/*
+ * Run fn(arg) in this process, catching SIGSEGV and SIGBUS: the signal fn
+ * raised (fn is left at the fault), or 0 if it returned.  For mappings a
+ * fork child would not inherit (MADV_DONTFORK), where gdrx_test_signal_of
+ * sees only SIGSEGV.  Not thread-safe; the previous handlers are restored.
+ */
+int gdrx_test_signal_here(void (*fn)(void *arg), void *arg);
+
 /* What gdrx_test_rerun() saw. */
 struct gdrx_test_rerun {
     int      status;               /* wait status; -1 if it did not run */

@@ -14,9 +14,10 @@ GDRX_LIBGDR_TEST_LIBS = $(top_builddir)/tests/libgdr/libtcuda.la \
 check_PROGRAMS += tests/libgdr/test_api
 GDRX_SUITES    += tests/libgdr/test_api
 tests_libgdr_test_api_SOURCES  = tests/libgdr/test_api.h tests/libgdr/test_api.c \
-	tests/libgdr/test_api_meta.c tests/libgdr/test_leaks.c
+	tests/libgdr/test_api_meta.c tests/libgdr/test_leaks.c tests/libgdr/test_api_compat.c
 tests_libgdr_test_api_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
-tests_libgdr_test_api_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+tests_libgdr_test_api_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_api_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
 
 check_PROGRAMS += tests/libgdr/test_pin_align
 GDRX_SUITES    += tests/libgdr/test_pin_align

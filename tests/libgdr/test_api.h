@@ -12,5 +12,8 @@
 extern const struct gdrx_test_case api_meta_cases[];
 /* test_leaks.c: no descriptor or mapping outlives the pins that took it. */
 extern const struct gdrx_test_case api_leak_cases[];
+/* test_api_compat.c: what the gdrcopy layer needs (context-less lookups,
+ * NO_MAP pins, SIGBUS after a free). */
+extern const struct gdrx_test_case api_compat_cases[];
 
 #endif /* GDRX_TEST_API_H */

@@ -148,7 +148,8 @@ static void test_states_and_errors(void)
     fake_ctx_fini(&ctx);
 }
 
-/* Freed while mapped: our PROT_NONE mapping holds the range until unmap;
+/* Freed while mapped: our replacement mapping holds the range until unmap,
+ * and an access through it raises SIGBUS (gdrcopy's signal after a free);
  * gdrx_map says -ESTALE (not -EEXIST) although the range is still held. */
 static void test_revoke_mapped(void)
 {
@@ -168,7 +169,7 @@ static void test_revoke_mapped(void)
     CU_ASSERT_EQUAL(gdrx_copy_from_mapping(handle(id), buf, cpu, 8), -ESTALE);
     CU_ASSERT_EQUAL(map(&ctx, id, &again), -ESTALE);
     CU_ASSERT(fake_is_mapped(cpu, 64 * KiB));
-    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, cpu), SIGSEGV);
+    CU_ASSERT_EQUAL(gdrx_test_signal_here(touch, cpu), SIGBUS);
     CU_ASSERT_EQUAL(unmap(&ctx, id), 0);
     CU_ASSERT(!fake_is_mapped(cpu, 64 * KiB));
     CU_ASSERT_EQUAL(unmap(&ctx, id), -EINVAL);
@@ -178,8 +179,8 @@ static void test_revoke_mapped(void)
     fake_ctx_fini(&ctx);
 }
 
-/* The PROT_NONE replacement fails: the range is never given back, neither
- * at revocation nor at unmap or unpin, and it is inaccessible. */
+/* The replacement fails: the range is never given back, neither at
+ * revocation nor at unmap or unpin, and it is inaccessible (PROT_NONE). */
 static void test_failed_replacement_keeps_range(void)
 {
     struct gdrx_ctx ctx;
@@ -195,7 +196,7 @@ static void test_failed_replacement_keeps_range(void)
     CU_ASSERT_EQUAL(fk.unpins, 1);
     CU_ASSERT_EQUAL(fk.unmaps, 0);
     CU_ASSERT(fake_is_mapped(cpu, 64 * KiB));
-    CU_ASSERT_EQUAL(gdrx_test_signal_of(touch, cpu), SIGSEGV);
+    CU_ASSERT_EQUAL(gdrx_test_signal_here(touch, cpu), SIGSEGV);
     CU_ASSERT_EQUAL(unmap(&ctx, id), 0);
     CU_ASSERT(fake_is_mapped(cpu, 64 * KiB));
     CU_ASSERT_EQUAL(unpin(&ctx, id), 0);

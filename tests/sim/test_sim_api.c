@@ -46,6 +46,7 @@ static void test_device_queries(void)
         {CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 1},
         {CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 1},
         {CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, 0},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_COMPUTEMODE_DEFAULT}, /* gdrcopy's tests ask */
     };
     int v = -1;
     CUdevice dev = -1;
@@ -291,6 +292,15 @@ static void test_pointer_attributes(void)
     CU_ASSERT(cuPointerGetAttribute(&d, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, p) ==
               CUDA_ERROR_INVALID_CONTEXT);
     CU_ASSERT(cuPointerGetAttribute(&i, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) == CUDA_SUCCESS);
+    /* As the driver: the allocation's range comes from pointer attributes
+     * with no current context, not from cuMemGetAddressRange. */
+    CUdeviceptr rbase = 0;
+    size_t rsize = 0;
+    CU_ASSERT(cuPointerGetAttribute(&rbase, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, in) ==
+              CUDA_SUCCESS);
+    CU_ASSERT(cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE, in) == CUDA_SUCCESS);
+    CU_ASSERT(rbase == p && rsize > 0);
+    CU_ASSERT(cuMemGetAddressRange(&rbase, &rsize, in) == CUDA_ERROR_INVALID_CONTEXT);
 }
 
 static void test_failure_injection(void)
