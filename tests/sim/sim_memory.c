@@ -167,10 +167,10 @@ static size_t pool_fit_locked(const struct sim_object *o, size_t span)
     return start <= o->size && o->size - start >= span ? start : (size_t)-1;
 }
 
-static int pool_place_locked(int device, struct sim_alloc *a)
+static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
 {
     for (struct sim_object *o = sim.objects; o; o = o->next) {
-        if (o->device != device || !o->shared || o->state != SIM_LIVE)
+        if (o->ctx != ctx || !o->shared || o->state != SIM_LIVE)
             continue;
         size_t off = pool_fit_locked(o, a->span);
         if (off != (size_t)-1) {
@@ -203,8 +203,9 @@ static void publish(struct sim_alloc *a, int new_object)
     sim_unlock();
 }
 
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
 {
+    int device = ctx->device;
     struct sim_alloc *a = calloc(1, sizeof(*a));
     struct sim_object *o = NULL;
     struct sim_device *d = &sim.dev[device];
@@ -215,7 +216,7 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
     a->size = size;
     a->span = sim_round_up(size, sim.suballoc_align);
     int pooled = use_pool(size);
-    if (pooled && pool_place_locked(device, a)) {
+    if (pooled && pool_place_locked(ctx, a)) {
         sim_unlock();
         *dptr = a->obj->va + a->offset;
         publish(a, 0);
@@ -239,6 +240,7 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
     }
     o->id = id;
     o->device = device;
+    o->ctx = ctx;
     o->shared = pooled;
     o->va = va;
     o->size = osize;
@@ -306,14 +308,13 @@ CUresult sim_mem_free(CUdeviceptr dptr)
     return CUDA_SUCCESS;
 }
 
-/* What a destroyed primary context takes with it. */
-void sim_mem_free_device(int device)
+void sim_mem_free_ctx(const struct CUctx_st *ctx)
 {
     for (;;) {
         uint64_t base = 0;
         sim_lock();
         for (struct sim_object *o = sim.objects; o && !base; o = o->next) {
-            if (o->device != device)
+            if (o->ctx != ctx)
                 continue;
             for (struct sim_alloc *a = o->allocs; a && !base; a = a->next)
                 if (a->state == SIM_LIVE)
@@ -340,7 +341,7 @@ static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size
         return rc;
     if (size > SIM_VA_PER_DEVICE)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    return sim_mem_alloc(dptr, size, sim_current_ctx()->device);
+    return sim_mem_alloc(dptr, size, sim_current_ctx());
 }
 
 static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
