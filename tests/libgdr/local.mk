@@ -52,6 +52,12 @@ tests_libgdr_test_refused_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests
 tests_libgdr_test_refused_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_refused_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
 
+check_PROGRAMS += tests/libgdr/test_contexts
+GDRX_SUITES    += tests/libgdr/test_contexts
+tests_libgdr_test_contexts_SOURCES  = tests/libgdr/test_contexts.c
+tests_libgdr_test_contexts_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_contexts_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
 check_PROGRAMS += tests/libgdr/test_threads
 GDRX_SUITES    += tests/libgdr/test_threads
 tests_libgdr_test_threads_SOURCES  = tests/libgdr/test_threads.c
