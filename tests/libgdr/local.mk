@@ -58,6 +58,12 @@ tests_libgdr_test_contexts_SOURCES  = tests/libgdr/test_contexts.c
 tests_libgdr_test_contexts_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_contexts_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
 
+check_PROGRAMS += tests/libgdr/test_vmm_free
+GDRX_SUITES    += tests/libgdr/test_vmm_free
+tests_libgdr_test_vmm_free_SOURCES  = tests/libgdr/test_vmm_free.c
+tests_libgdr_test_vmm_free_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_vmm_free_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
 check_PROGRAMS += tests/libgdr/test_threads
 GDRX_SUITES    += tests/libgdr/test_threads
 tests_libgdr_test_threads_SOURCES  = tests/libgdr/test_threads.c

@@ -61,6 +61,7 @@ struct sim_device {
 };
 
 struct sim_object;
+struct sim_vmm_handle;
 
 struct sim_alloc {
     struct sim_alloc  *next; /* in obj->allocs, sorted by offset */
@@ -75,7 +76,8 @@ struct sim_object {
     struct sim_object        *next; /* in sim.objects */
     uint64_t                  id;
     int                       device;
-    struct CUctx_st          *ctx;    /* the context that owns it */
+    struct CUctx_st          *ctx;    /* the context that owns it (VMM: none) */
+    struct sim_vmm_handle    *vmm;    /* a cuMemMap of this handle's pages, or NULL */
     int                       shared; /* a pool for sub-allocations */
     uint64_t                  va;
     size_t                    size;
@@ -147,6 +149,18 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
 CUresult sim_mem_free(CUdeviceptr dptr);
 /* What a destroyed context takes with it. */
 void sim_mem_free_ctx(const struct CUctx_st *ctx);
+/* Device VA (sim_memory.c's allocator, which takes sim.lock itself): 0 if
+ * none is left. */
+uint64_t sim_va_take(int device, size_t size);
+void sim_va_release(int device, uint64_t va, size_t size);
+/* VMM (sim_vmm.c): an object at va showing [bk + offset, + size) of the
+ * handle's pages, with one allocation spanning it; and its removal
+ * (CUDA_ERROR_INVALID_VALUE unless a mapping of exactly size starts at va). */
+CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
+                         const struct sim_backing_object *bk, int device);
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size);
+/* sim_vmm.c: a mapping of h went (its object was destroyed). */
+void sim_vmm_unmapped(struct sim_vmm_handle *h);
 
 /* sim_stream.c (without sim.lock held) */
 /* Whether work may be queued on s in the current context: CUDA_SUCCESS

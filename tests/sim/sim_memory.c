@@ -257,9 +257,16 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
     return CUDA_SUCCESS;
 }
 
+/* A VMM mapping's pages are the handle's and its VA the reservation's:
+ * both outlive it. */
 static void destroy_object(struct sim_object *o)
 {
     sim_notify_object_destroyed(o->id);
+    if (o->vmm) {
+        sim_vmm_unmapped(o->vmm);
+        free(o);
+        return;
+    }
     sim.backing->destroy(&o->bk);
     sim_lock();
     va_release_locked(&sim.dev[o->device], o->va, o->size);
@@ -267,15 +274,77 @@ static void destroy_object(struct sim_object *o)
     free(o);
 }
 
+uint64_t sim_va_take(int device, size_t size)
+{
+    sim_lock();
+    uint64_t va = va_take_locked(&sim.dev[device], size);
+    sim_unlock();
+    return va;
+}
+
+void sim_va_release(int device, uint64_t va, size_t size)
+{
+    sim_lock();
+    va_release_locked(&sim.dev[device], va, size);
+    sim_unlock();
+}
+
+CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
+                         const struct sim_backing_object *bk, int device)
+{
+    struct sim_alloc *a = calloc(1, sizeof(*a));
+    struct sim_object *o = calloc(1, sizeof(*o));
+
+    if (!a || !o) {
+        free(a);
+        free(o);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    o->bk = *bk;
+    o->bk.cpu = (char *)bk->cpu + offset;
+    o->bk.offset = bk->offset + (off_t)offset;
+    o->bk.size = size;
+    o->device = device;
+    o->vmm = h;
+    o->va = va;
+    o->size = size;
+    o->state = SIM_CREATING;
+    a->size = size;
+    a->span = size;
+    sim_lock();
+    o->id = ++sim.next_object_id;
+    o->next = sim.objects;
+    sim.objects = o;
+    sim.live_objects++;
+    link_alloc_locked(o, a, 0);
+    sim_unlock();
+    publish(a, 1);
+    return CUDA_SUCCESS;
+}
+
+static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size);
+
 /* Free the live allocation based at dptr; CUDA_ERROR_INVALID_VALUE if
- * there is none. */
+ * there is none (a VMM mapping goes by cuMemUnmap only). */
 CUresult sim_mem_free(CUdeviceptr dptr)
+{
+    return free_alloc(dptr, 0, 0);
+}
+
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size)
+{
+    return free_alloc(va, 1, size);
+}
+
+/* vmm: only a VMM mapping, of exactly size bytes. */
+static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size)
 {
     struct simcu_alloc_info info;
 
     sim_lock();
     struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (!a || a->obj->va + a->offset != dptr) {
+    if (!a || a->obj->va + a->offset != dptr || !a->obj->vmm != !vmm ||
+        (vmm && a->size != size)) {
         sim_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
