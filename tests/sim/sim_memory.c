@@ -181,6 +181,16 @@ static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
     return 0;
 }
 
+/* A new object, with a as its first allocation, not yet visible. */
+static void add_object_locked(struct sim_object *o, struct sim_alloc *a)
+{
+    o->state = SIM_CREATING;
+    o->next = sim.objects;
+    sim.objects = o;
+    sim.live_objects++;
+    link_alloc_locked(o, a, 0);
+}
+
 /* Report a new allocation (and its object when new), then make it live. */
 static void publish(struct sim_alloc *a, int new_object)
 {
@@ -244,13 +254,9 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
     o->shared = pooled;
     o->va = va;
     o->size = osize;
-    o->state = SIM_CREATING;
 
     sim_lock();
-    o->next = sim.objects;
-    sim.objects = o;
-    sim.live_objects++;
-    link_alloc_locked(o, a, 0);
+    add_object_locked(o, a);
     sim_unlock();
     *dptr = va;
     publish(a, 1);
@@ -308,15 +314,11 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     o->vmm = h;
     o->va = va;
     o->size = size;
-    o->state = SIM_CREATING;
     a->size = size;
     a->span = size;
     sim_lock();
     o->id = ++sim.next_object_id;
-    o->next = sim.objects;
-    sim.objects = o;
-    sim.live_objects++;
-    link_alloc_locked(o, a, 0);
+    add_object_locked(o, a);
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;
