@@ -22,6 +22,8 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/free_hook.c \
 	libgdr/src/mem_events.h \
 	libgdr/src/mem_events.c \
+	libgdr/src/release_order.h \
+	libgdr/src/release_order.c \
 	libgdr/src/mem_query.c \
 	libgdr/src/sync_memops.c \
 	libgdr/src/sync_memops.h \

@@ -304,7 +304,7 @@ int gdrx_mem_sync_memops(uint64_t addr);
 
 typedef enum gdrx_mem_event_type {
     GDRX_MEM_EVENT_ALLOC = 1u << 0, /**< CUDA device memory became valid */
-    GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... is about to be released */
+    GDRX_MEM_EVENT_FREE  = 1u << 1, /**< ... was released (CUDA said yes) */
     /** A CUDA graph was launched (base 0, size 0, device -1).  Its memory
      *  free nodes release memory with no FREE event: a cache that trusts
      *  FREE events must re-check what it holds (gdrx_mem_query's buffer_id,
@@ -324,8 +324,10 @@ struct gdrx_mem_event {
 
 /**
  * Called in the allocating or freeing thread: ALLOC after the allocation
- * succeeded, FREE before CUDA releases the memory (so nothing can reuse the
- * address while the callback runs).  It must not call CUDA allocation or free
+ * succeeded, FREE after CUDA released the memory, never for a free CUDA
+ * refused.  An ALLOC of an address whose FREE callbacks have not all
+ * returned yet waits for them, so the events of one address come in the
+ * order of its lifetimes.  It must not call CUDA allocation or free
  * functions, nor gdrx_mem_events_subscribe/unsubscribe.
  */
 typedef void (*gdrx_mem_event_cb_t)(const struct gdrx_mem_event *event,

@@ -85,6 +85,7 @@ struct gdrx_pin {
     void                          *bctx;
     struct gdrx_pin_req            req;
     struct gdrx_backend_pin        bp;
+    unsigned                       fences; /* hooked CUDA calls holding it (stale.c) */
 };
 
 _Static_assert(offsetof(struct gdrx_pin, fp) + sizeof(struct gdrx_pin_fp) <= 64,
@@ -132,9 +133,15 @@ int  gdrx_pin_on_unpin(struct gdrx_pin *pin);
 void gdrx_pin_on_fork_child(struct gdrx_pin *pin);
 /* 1 for the REVOKED states. */
 int  gdrx_pin_is_revoked(const struct gdrx_pin *pin);
+/* Hold a live pin over a CUDA call that may free its memory: copies
+ * through it wait (the fast path sees a writer at work) until the last
+ * hold is dropped; then they see the pin's state, revoked or not. */
+void gdrx_pin_fence(struct gdrx_pin *pin);
+void gdrx_pin_unfence(struct gdrx_pin *pin);
 
 /* fastpath.c: publish (seq-locked) what a copy sees: err, and when err is
- * 0 the pin's mapping and copy routines. */
+ * 0 the pin's mapping and copy routines.  While the pin is fenced the
+ * counter is left odd: copies wait. */
 void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err);
 
 /* stale.c */
@@ -142,13 +149,22 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err);
  * revoking the pin if so), 0 if not, negative errno if that could not be
  * told. */
 int  gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin);
-/* The free hook's callback: revoke every pin overlapping [base, base+size). */
+/* Revoke every pin overlapping [base, base+size) now (tests). */
 void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
-/* stale.c: a whole context goes (gdrx_cuda_hooks_ctx_sink_fn's arguments):
- * freed() is called once for each allocation of a live pin it takes along,
- * with no lock held, and must revoke (gdrx_mem_events_context_released). */
-void gdrx_core_context_released(int device, void *cuctx,
-                                void (*freed)(uint64_t base, size_t size, int device));
+/* stale.c: a hooked CUDA call may release memory
+ * (gdrx_cuda_hooks_release: a range, a primary context or a context).
+ * Before it: hold the live pins of what it releases; returns the token
+ * for the end (NULL: none held).  After it: drop the holds, and only if
+ * released revoke those pins (never a pin made meanwhile, which holds
+ * memory CUDA handed out again) and, for a context, call freed() once per
+ * allocation revoked, with no lock held. */
+struct gdrx_core_release;
+struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, int device,
+                                                  void *cuctx);
+/* 1 and the range the held pins' allocations span, or 0 if none is held. */
+int gdrx_core_release_hull(const struct gdrx_core_release *r, uint64_t *lo, uint64_t *hi);
+void gdrx_core_release_end(struct gdrx_core_release *r, int released,
+                           void (*freed)(uint64_t base, size_t size, int device));
 
 /* fork.c: register the library's fork handlers (once; at the first
  * gdrx_open or memory-event subscription). */

@@ -71,6 +71,18 @@ static int retain(struct gdrx_devctx *d, int device, CUcontext *out)
     return rc;
 }
 
+CUcontext gdrx_devctx_primary(struct gdrx_devctx *d, int device)
+{
+    CUcontext ctx = NULL;
+
+    if (device < 0 || device >= d->count)
+        return NULL;
+    gdrx_mutex_lock(&d->lock, GDRX_LOCK_DEVCTX);
+    ctx = d->primary[device];
+    gdrx_mutex_unlock(&d->lock, GDRX_LOCK_DEVCTX);
+    return ctx;
+}
+
 int gdrx_devctx_push(struct gdrx_devctx *d, int device)
 {
     CUcontext ctx;

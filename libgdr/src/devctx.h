@@ -34,6 +34,10 @@ void gdrx_devctx_fini(struct gdrx_devctx *d);
  * Returns 0, -EINVAL for a bad ordinal or a CUDA error as errno. */
 int gdrx_devctx_push(struct gdrx_devctx *d, int device);
 
+/* The primary context of device as retained through d, or NULL if it
+ * was not (retains nothing). */
+CUcontext gdrx_devctx_primary(struct gdrx_devctx *d, int device);
+
 /* Undo gdrx_devctx_push(): the caller's context is current again. */
 void gdrx_devctx_pop(struct gdrx_devctx *d);
 

@@ -67,7 +67,8 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err)
     atomic_store_explicit(&fp->len, len, memory_order_release);
     atomic_store_explicit(&fp->to, to, memory_order_release);
     atomic_store_explicit(&fp->from, from, memory_order_release);
-    atomic_store_explicit(&fp->seq, odd + 1, memory_order_release);
+    /* Fenced (gdrx_pin_fence): stays odd, so copies wait. */
+    atomic_store_explicit(&fp->seq, pin->fences ? odd : odd + 1, memory_order_release);
 }
 
 /* The pin slot of id, with the element size a constant (so no load of the

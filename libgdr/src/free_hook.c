@@ -45,7 +45,12 @@ static int try_install_locked(void)
 #ifdef GDRX_HAVE_FREE_HOOKS
     if (disabled_by_env())
         return -ENOSYS;
-    int rc = gdrx_cuda_hooks_install(gdrx_mem_events_dispatch, gdrx_mem_events_context_released);
+    static const struct gdrx_cuda_hooks_sinks sinks = {
+        .event = gdrx_mem_events_dispatch,
+        .release_begin = gdrx_mem_events_release_begin,
+        .release_end = gdrx_mem_events_release_end,
+    };
+    int rc = gdrx_cuda_hooks_install(&sinks);
     if (rc == 0)
         gdrx_info("CUDA memory hooks installed on %d entry points", gdrx_cuda_hooks_count());
     else if (rc != -ENOENT)

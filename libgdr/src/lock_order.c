@@ -26,6 +26,7 @@ static const char *const names[GDRX_LOCK_RANKS] = {
     [GDRX_LOCK_MAP] = "map (fork guard)",  [GDRX_LOCK_BACKEND] = "backend",
     [GDRX_LOCK_TRACE_INSTALL] = "trace install", [GDRX_LOCK_TRACE] = "trace",
     [GDRX_LOCK_INDEX] = "pin index",       [GDRX_LOCK_SUBSCRIBERS] = "subscribers",
+    [GDRX_LOCK_RELEASES] = "releases",
     [GDRX_LOCK_CTX_TABLE] = "context table", [GDRX_LOCK_PIN_TABLE] = "pin table",
 };
 

@@ -31,7 +31,11 @@
  *                in every ioctl libcuda makes once the trace is installed,
  *                so under any lock above that calls CUDA.  Leaf.
  *   INDEX        the free hook's index of pins (pin_index.c).  Leaf.
- *   SUBSCRIBERS  the memory-event subscriptions (mem_events.c).  Leaf.
+ *   SUBSCRIBERS  the memory-event subscriptions (mem_events.c); only
+ *                fork takes RELEASES under it.
+ *   RELEASES     the releases in progress (release_order.c): the FREE
+ *                event of an address comes before the ALLOC of its reuse.
+ *                Leaf.
  *   CTX_TABLE, PIN_TABLE  the handle tables' free lists (handle_table.c).
  *                Leaves.
  *
@@ -66,6 +70,7 @@ enum gdrx_lock_rank {
     GDRX_LOCK_TRACE,
     GDRX_LOCK_INDEX,
     GDRX_LOCK_SUBSCRIBERS,
+    GDRX_LOCK_RELEASES,
     GDRX_LOCK_CTX_TABLE,
     GDRX_LOCK_PIN_TABLE,
     GDRX_LOCK_RANKS

@@ -22,6 +22,8 @@
 #include "core.h"
 #include "export.h"
 #include "free_hook.h"
+#include "hooks/cuda_hooks.h"
+#include "release_order.h"
 
 #define MAX_SUBS 32
 #define SLOT_BITS 8 /* an id is (generation << SLOT_BITS) | slot */
@@ -64,12 +66,14 @@ int gdrx_mem_events_subscribed(void)
     return atomic_load_explicit(&nlive, memory_order_acquire) > 0;
 }
 
+/* The hooks' events: to the subscribers only (the core revokes in
+ * gdrx_mem_events_release_end, before a FREE event is raised). */
 void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev)
 {
-    if (ev->type == GDRX_MEM_EVENT_FREE)
-        gdrx_core_memory_freed(ev->base, ev->size, NULL);
     if (atomic_load_explicit(&nlive, memory_order_acquire) == 0)
         return;
+    if (ev->type == GDRX_MEM_EVENT_ALLOC)
+        gdrx_release_order_wait(ev->base, ev->base + (ev->size ? ev->size : 1));
     for (int i = 0; i < MAX_SUBS; i++)
         call_slot(&subs[i], ev);
 }
@@ -82,11 +86,56 @@ static void context_freed(uint64_t base, size_t size, int device)
     gdrx_mem_events_dispatch(&ev);
 }
 
-/* A context going frees its allocations without a free call: each pinned
- * one becomes a FREE event, for the core and the subscribers alike. */
-void gdrx_mem_events_context_released(int device, void *ctx)
+/* A hooked call in progress that may release memory. */
+struct release_token {
+    struct gdrx_core_release *core;  /* the pins held */
+    int                       order; /* release_order.h's handle, or -1 */
+};
+
+/* Static: nothing to allocate in a free's path; a token per thread and
+ * hook (hooks do not nest on a thread). */
+static _Thread_local struct release_token token_of_thread;
+
+void *gdrx_mem_events_release_begin(const struct gdrx_cuda_hooks_release *what)
 {
-    gdrx_core_context_released(device, ctx, context_freed);
+    struct release_token *t = &token_of_thread;
+    uint64_t lo = what->base, hi = what->base + (what->size ? what->size : 1);
+
+    switch (what->kind) {
+    case GDRX_RELEASE_RANGE:
+        t->core = gdrx_core_release_begin(what->base, what->size, -1, NULL);
+        break;
+    case GDRX_RELEASE_PRIMARY_CTX:
+        t->core = what->device >= 0 ? gdrx_core_release_begin(0, 0, what->device, NULL) : NULL;
+        break;
+    default:
+        t->core = what->ctx ? gdrx_core_release_begin(0, 0, -1, what->ctx) : NULL;
+        break;
+    }
+    /* A context's FREE events are those of its pinned allocations. */
+    bool events = what->kind == GDRX_RELEASE_RANGE || gdrx_core_release_hull(t->core, &lo, &hi);
+    if (hi < lo)
+        hi = UINT64_MAX;
+    t->order = events && gdrx_mem_events_subscribed() ? gdrx_release_order_begin(lo, hi) : -1;
+    return t;
+}
+
+/* After the driver's call: the core revokes what it held if released,
+ * then the subscribers hear FREE (a range: one event; a context: one per
+ * pinned allocation), then allocations of the range are reported again. */
+void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_release *what,
+                                 int released)
+{
+    struct release_token *t = token;
+    bool range = what->kind == GDRX_RELEASE_RANGE;
+
+    gdrx_core_release_end(t->core, released, range ? NULL : context_freed);
+    if (released && range) {
+        struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_FREE, .base = what->base,
+                                     .size = what->size, .device = what->device };
+        gdrx_mem_events_dispatch(&ev);
+    }
+    gdrx_release_order_end(t->order);
 }
 
 GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb, void *arg,
@@ -149,9 +198,11 @@ GDRX_EXPORT int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub)
 void gdrx_mem_events_fork_lock(void)
 {
     gdrx_mutex_lock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
+    gdrx_release_order_fork_lock();
 }
 
 void gdrx_mem_events_fork_unlock(void)
 {
+    gdrx_release_order_fork_unlock();
     gdrx_mutex_unlock(&sub_lock, GDRX_LOCK_SUBSCRIBERS);
 }

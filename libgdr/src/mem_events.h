@@ -9,17 +9,25 @@
 
 #include "gdrx.h"
 
-/* One event, in the thread that caused it: the core's revocation first
- * (FREE), then every subscriber whose mask has the type. */
+struct gdrx_cuda_hooks_release;
+
+/* One event, in the thread that caused it: every subscriber whose mask
+ * has the type.  A FREE comes after the driver freed the memory and the
+ * core revoked its pins (below). */
 void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev);
 
 /* 1 while some subscription is live (they want events from now on). */
 int gdrx_mem_events_subscribed(void);
 
-/* A whole context goes (a primary context reset of device, or, with
- * device < 0, ctx destroyed): a FREE event for each pinned allocation it
- * owns.  Allocations nobody pinned are not known, so not reported. */
-void gdrx_mem_events_context_released(int device, void *ctx);
+/* Around a hooked CUDA call that may release memory (the hooks'
+ * release_begin/release_end): the core holds the pins of what it releases
+ * over the call and revokes them only if released.  A whole context (a
+ * primary context reset, a context destroyed) then gets a FREE event for
+ * each pinned allocation it owned; allocations nobody pinned are not
+ * known, so not reported. */
+void *gdrx_mem_events_release_begin(const struct gdrx_cuda_hooks_release *what);
+void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_release *what,
+                                 int released);
 
 /* The fork handlers (fork.c) hold the subscription table's lock across
  * fork. */

@@ -207,10 +207,26 @@ void gdrx_pin_on_freed(struct gdrx_pin *pin)
     enter(pin, next);
 }
 
+void gdrx_pin_fence(struct gdrx_pin *pin)
+{
+    if (pin->fences++ == 0)
+        gdrx_pin_fp_publish(pin, state_errno(pin->state)); /* leaves the counter odd */
+}
+
+void gdrx_pin_unfence(struct gdrx_pin *pin)
+{
+    if (pin->fences && --pin->fences == 0)
+        gdrx_pin_fp_publish(pin, state_errno(pin->state));
+}
+
 int gdrx_pin_on_unpin(struct gdrx_pin *pin)
 {
     struct gdrx_ctx *ctx = pin->ctx;
     int rc = 0;
+
+    /* A hold on a pin that goes is dropped with it: the slot's next pin
+     * starts unheld (the holder finds the id dead and leaves it). */
+    pin->fences = 0;
 
     if (pin->state == GDRX_PIN_MAPPED || pin->state == GDRX_PIN_REVOKED_MAPPED ||
         pin->state == GDRX_PIN_REVOKED_LEAKED)
@@ -233,7 +249,9 @@ int gdrx_pin_on_unpin(struct gdrx_pin *pin)
 void gdrx_pin_on_fork_child(struct gdrx_pin *pin)
 {
     /* The parent's mappings are not inherited (MADV_DONTFORK) and its
-     * backend pins are not ours to release: forget both. */
+     * backend pins are not ours to release: forget both (and holds of
+     * the parent's threads, which the child does not have). */
     pin->state = GDRX_PIN_FORKED;
+    pin->fences = 0;
     gdrx_pin_fp_publish(pin, -ECHILD);
 }

@@ -65,24 +65,6 @@ int gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin)
     return stale;
 }
 
-/* Revoke ref's pin if it is still the pin the index listed and still
- * overlaps [lo, hi). */
-static void revoke_if_inside(const struct gdrx_pin_ref *ref, uint64_t lo, uint64_t hi)
-{
-    struct gdrx_pin *pin = ref->pin;
-
-    gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
-    const struct gdrx_pin_req *req = &pin->req;
-    if (gdrx_ht_is_live(&pin->h, ref->id) && req->alloc_base < hi &&
-        gdrx_pin_req_guard_end(req) > lo) {
-        gdrx_info("CUDA frees [%#llx, %#llx): revoking the pin of [%#llx, +%zu)",
-                  (unsigned long long)lo, (unsigned long long)hi,
-                  (unsigned long long)req->dptr, req->len);
-        gdrx_pin_on_freed(pin);
-    }
-    gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
-}
-
 /* The pins overlapping [lo, hi): *refs is local (room entries) or, when
  * more are needed, an array the caller frees; returns how many are in it. */
 static size_t pins_in(uint64_t lo, uint64_t hi, struct gdrx_pin_ref **refs, size_t *room)
@@ -101,56 +83,129 @@ static size_t pins_in(uint64_t lo, uint64_t hi, struct gdrx_pin_ref **refs, size
     return n < *room ? n : *room;
 }
 
-void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
-{
-    (void)arg;
-    uint64_t lo = base, hi = base + (size ? size : 1);
-    struct gdrx_pin_ref local[16], *refs = local;
-    size_t room = sizeof(local) / sizeof(local[0]);
+/* The pins held over one hooked CUDA call. */
+struct gdrx_core_release {
+    uint64_t            lo, hi; /* the hull of the held pins' guard ranges */
+    size_t              n;
+    struct gdrx_pin_ref refs[]; /* then n allocation bases (the end's) */
+};
 
-    if (hi < lo)
-        hi = UINT64_MAX;
-    /* Only the pins of this range: the index lists them (pin_index.h). */
-    size_t n = pins_in(lo, hi, &refs, &room);
-    for (size_t i = 0; i < n; i++)
-        revoke_if_inside(&refs[i], lo, hi);
-    if (refs != local)
-        free(refs);
-}
-
-/* Whether the live pin's memory belongs to what goes: the primary context
- * of device (every pin on the device: a reset must leave none live, and
- * one of another context is merely pinned again), or the context cuctx. */
-static bool goes_with(struct gdrx_pin *pin, int device, void *cuctx)
+/* Whether the live pin's memory goes with what the call releases: the
+ * range [lo, hi) (device < 0, no cuctx), the primary context of device,
+ * or the context cuctx.  A context owns an allocation when
+ * CU_POINTER_ATTRIBUTE_CONTEXT names it; the primary context is the one
+ * the pin's gdrx context retained for the device (a pin is made under
+ * it).  Where CUDA cannot tell, the pin goes (the safe side). */
+static bool goes_with(struct gdrx_pin *pin, uint64_t lo, uint64_t hi, int device, void *cuctx)
 {
     CUcontext owner = NULL;
 
-    if (device >= 0)
-        return pin->req.device == device;
+    if (!cuctx && device < 0)
+        return pin->req.alloc_base < hi && gdrx_pin_req_guard_end(&pin->req) > lo;
+    if (!cuctx && pin->req.device != device)
+        return false;
+    if (!cuctx) {
+        cuctx = gdrx_devctx_primary(&pin->ctx->dev, device);
+        if (!cuctx)
+            return true;
+    }
     if (pin->ctx->dev.cu->PointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
                                               (CUdeviceptr)pin->req.dptr) != CUDA_SUCCESS)
-        return true; /* cannot tell: revoking is the safe side */
+        return true;
     return (void *)owner == cuctx;
 }
 
-void gdrx_core_context_released(int device, void *cuctx,
-                                void (*freed)(uint64_t base, size_t size, int device))
+struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, int device,
+                                                  void *cuctx)
 {
     struct gdrx_pin_ref local[16], *refs = local;
     size_t room = sizeof(local) / sizeof(local[0]);
-    size_t n = pins_in(0, UINT64_MAX, &refs, &room);
+    uint64_t lo = 0, hi = UINT64_MAX;
 
-    for (size_t i = 0; i < n; i++) {
-        struct gdrx_pin *pin = refs[i].pin;
-        gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
-        bool hit = gdrx_ht_is_live(&pin->h, refs[i].id) && !gdrx_pin_is_revoked(pin) &&
-                   goes_with(pin, device, cuctx);
-        struct gdrx_pin_req req = pin->req;
-        gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
-        /* Each allocation once: its first free revokes its other pins. */
-        if (hit)
-            freed(req.alloc_base, req.alloc_size, req.device);
+    if (!cuctx && device < 0) {
+        lo = base;
+        hi = base + (size ? size : 1);
+        if (hi < lo)
+            hi = UINT64_MAX;
+    }
+    size_t n = pins_in(lo, hi, &refs, &room);
+    struct gdrx_core_release *r =
+        n ? malloc(sizeof(*r) + n * (sizeof(r->refs[0]) + sizeof(uint64_t))) : NULL;
+    /* Without memory for the list the call goes on unheld: its pins are
+     * found stale at their next query (logged). */
+    if (n && !r)
+        gdrx_warn("no memory to hold %zu pins over a CUDA free", n);
+    if (r) {
+        r->n = 0;
+        r->lo = UINT64_MAX;
+        r->hi = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct gdrx_pin *pin = refs[i].pin;
+            gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
+            if (gdrx_ht_is_live(&pin->h, refs[i].id) && !gdrx_pin_is_revoked(pin) &&
+                pin->state != GDRX_PIN_FORKED && goes_with(pin, lo, hi, device, cuctx)) {
+                gdrx_pin_fence(pin);
+                r->refs[r->n++] = refs[i];
+                uint64_t end = gdrx_pin_req_guard_end(&pin->req);
+                r->lo = pin->req.alloc_base < r->lo ? pin->req.alloc_base : r->lo;
+                r->hi = end > r->hi ? end : r->hi;
+            }
+            gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
+        }
     }
     if (refs != local)
         free(refs);
+    return r;
+}
+
+int gdrx_core_release_hull(const struct gdrx_core_release *r, uint64_t *lo, uint64_t *hi)
+{
+    if (!r || !r->n)
+        return 0;
+    *lo = r->lo;
+    *hi = r->hi;
+    return 1;
+}
+
+void gdrx_core_release_end(struct gdrx_core_release *r, int released,
+                           void (*freed)(uint64_t base, size_t size, int device))
+{
+    if (!r)
+        return;
+    uint64_t *reported = (uint64_t *)&r->refs[r->n];
+    size_t nreported = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        struct gdrx_pin *pin = r->refs[i].pin;
+        struct gdrx_pin_req req = { 0 };
+        bool hit = false;
+
+        gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
+        /* A pin unpinned meanwhile dropped its holds (pin_state.c). */
+        if (gdrx_ht_is_live(&pin->h, r->refs[i].id)) {
+            gdrx_pin_unfence(pin);
+            if (released && !gdrx_pin_is_revoked(pin) && pin->state != GDRX_PIN_FORKED) {
+                gdrx_info("CUDA freed the memory of the pin of [%#llx, +%zu): revoked",
+                          (unsigned long long)pin->req.dptr, pin->req.len);
+                req = pin->req;
+                gdrx_pin_on_freed(pin);
+                hit = true;
+            }
+        }
+        gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
+        /* Each allocation once, however many of its pins went. */
+        for (size_t j = 0; hit && j < nreported; j++)
+            hit = reported[j] != req.alloc_base;
+        if (hit && freed) {
+            reported[nreported++] = req.alloc_base;
+            freed(req.alloc_base, req.alloc_size, req.device);
+        }
+    }
+    free(r);
+}
+
+/* Free (hooked calls hold first: gdrx_core_release_begin). */
+void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
+{
+    (void)arg;
+    gdrx_core_release_end(gdrx_core_release_begin(base, size, -1, NULL), 1, NULL);
 }

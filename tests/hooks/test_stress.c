@@ -143,6 +143,9 @@ static int getenv_is(const char *name, const char *value)
 static unsigned long events;        /* atomic: every event of every thread */
 static _Thread_local unsigned long mine;
 
+static void sink(const struct gdrx_mem_event *ev);
+static const struct gdrx_cuda_hooks_sinks stress_sinks = { .event = sink };
+
 static void sink(const struct gdrx_mem_event *ev)
 {
     (void)ev;
@@ -168,7 +171,7 @@ static void test_install_cycles(void)
      * handful of tries on an idle machine, more under load), at most 400. */
     for (unsigned n = 0; installs < want; n++) {
         int p = park_count() < 4 && n < 400 && park_one(threads, 1, 50);
-        CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(&stress_sinks), 0);
         park_release(p);
         installs += (unsigned long)gdrx_cuda_hooks_count();
         gdrx_cuda_hooks_remove();
@@ -182,7 +185,7 @@ static void test_install_cycles(void)
     CU_ASSERT(calls > 6 * THREADS);
 
     /* Installed once more, each call is reported once. */
-    CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(sink, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_cuda_hooks_install(&stress_sinks), 0);
     mine = 0;
     one_round();
     CU_ASSERT_EQUAL(mine, 4); /* two allocations, two frees */

@@ -46,6 +46,25 @@ tests_libgdr_test_stale_SOURCES  = tests/libgdr/test_stale.c
 tests_libgdr_test_stale_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_stale_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
 
+check_PROGRAMS += tests/libgdr/test_refused
+GDRX_SUITES    += tests/libgdr/test_refused
+tests_libgdr_test_refused_SOURCES  = tests/libgdr/test_refused.c
+tests_libgdr_test_refused_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
+tests_libgdr_test_refused_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_refused_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+
+check_PROGRAMS += tests/libgdr/test_contexts
+GDRX_SUITES    += tests/libgdr/test_contexts
+tests_libgdr_test_contexts_SOURCES  = tests/libgdr/test_contexts.c
+tests_libgdr_test_contexts_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_contexts_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
+check_PROGRAMS += tests/libgdr/test_vmm_free
+GDRX_SUITES    += tests/libgdr/test_vmm_free
+tests_libgdr_test_vmm_free_SOURCES  = tests/libgdr/test_vmm_free.c
+tests_libgdr_test_vmm_free_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_vmm_free_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
 check_PROGRAMS += tests/libgdr/test_threads
 GDRX_SUITES    += tests/libgdr/test_threads
 tests_libgdr_test_threads_SOURCES  = tests/libgdr/test_threads.c

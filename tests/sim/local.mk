@@ -17,6 +17,8 @@ tests_sim_libcuda_la_SOURCES = \
 	libgdr/src/nvrm/nvrm_layout.c \
 	tests/sim/sim_control.c \
 	tests/sim/sim_device.c \
+	tests/sim/sim_context.c \
+	tests/sim/sim_vmm.c \
 	tests/sim/sim_memory.c \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_stream.c \
@@ -39,7 +41,9 @@ tests_sim_test_sim_SOURCES = \
 	tests/sim/test_sim.c \
 	tests/sim/test_sim_memory.c \
 	tests/sim/test_sim_api.c \
-	tests/sim/test_sim_stream.c
+	tests/sim/test_sim_stream.c \
+	tests/sim/test_sim_context.c \
+	tests/sim/test_sim_vmm.c
 tests_sim_test_sim_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_sim_test_sim_CFLAGS = $(AM_CFLAGS) -pthread
 tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS)

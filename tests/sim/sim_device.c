@@ -250,7 +250,7 @@ struct CUctx_st *sim_current_ctx(void)
     return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
 }
 
-static int is_sim_ctx(const struct CUctx_st *ctx)
+int sim_ctx_is_primary(const struct CUctx_st *ctx)
 {
     for (int i = 0; i < sim.device_count; i++)
         if (ctx == &sim.dev[i].primary)
@@ -258,8 +258,29 @@ static int is_sim_ctx(const struct CUctx_st *ctx)
     return 0;
 }
 
+static int is_sim_ctx(const struct CUctx_st *ctx)
+{
+    if (ctx && sim_ctx_is_created(ctx))
+        return !__atomic_load_n(&ctx->destroyed, __ATOMIC_ACQUIRE);
+    return ctx && sim_ctx_is_primary(ctx);
+}
+
+CUresult sim_ctx_push(struct CUctx_st *ctx)
+{
+    if (ctx_depth == SIM_CTX_STACK_DEPTH)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx_stack[ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+void sim_ctx_pop_if_current(const struct CUctx_st *ctx)
+{
+    if (ctx_depth && ctx_stack[ctx_depth - 1] == ctx)
+        ctx_depth--;
+}
+
 /* The context is made again (first retain, reset): CUDA gives it a new id. */
-static void new_ctx_id(struct CUctx_st *ctx)
+void sim_ctx_new_id(struct CUctx_st *ctx)
 {
     unsigned long long id = __atomic_add_fetch(&sim.next_ctx_id, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&ctx->id, id, __ATOMIC_RELEASE);
@@ -268,6 +289,8 @@ static void new_ctx_id(struct CUctx_st *ctx)
 /* A context calls can run in: one of ours, retained. */
 int sim_ctx_is_valid(const struct CUctx_st *ctx)
 {
+    if (ctx && sim_ctx_is_created(ctx))
+        return is_sim_ctx(ctx);
     return ctx && is_sim_ctx(ctx) && __atomic_load_n(&ctx->refcount, __ATOMIC_ACQUIRE) > 0;
 }
 
@@ -280,7 +303,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     /* The first retain makes the context: a new id. */
     if (__atomic_add_fetch(&sim.dev[dev].primary.refcount, 1, __ATOMIC_ACQ_REL) == 1)
-        new_ctx_id(&sim.dev[dev].primary);
+        sim_ctx_new_id(&sim.dev[dev].primary);
     *pctx = &sim.dev[dev].primary;
     return CUDA_SUCCESS;
 }
@@ -313,7 +336,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
      * allocated in it. */
     if (old == 1) {
         sim_streams_ctx_gone(&sim.dev[dev].primary);
-        sim_mem_free_device(dev);
+        sim_mem_free_ctx(&sim.dev[dev].primary);
     }
     return CUDA_SUCCESS;
 }
@@ -324,8 +347,8 @@ SIM_IMPL CUresult impl_primary_ctx_reset(CUdevice dev)
     CUresult rc = begin_device("cuDevicePrimaryCtxReset", dev);
     if (rc == CUDA_SUCCESS) {
         sim_streams_ctx_gone(&sim.dev[dev].primary);
-        sim_mem_free_device(dev);
-        new_ctx_id(&sim.dev[dev].primary);
+        sim_mem_free_ctx(&sim.dev[dev].primary);
+        sim_ctx_new_id(&sim.dev[dev].primary);
     }
     return rc;
 }
@@ -366,10 +389,7 @@ CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
         return rc;
     if (!ctx || !is_sim_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx_depth == SIM_CTX_STACK_DEPTH)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    ctx_stack[ctx_depth++] = ctx;
-    return CUDA_SUCCESS;
+    return sim_ctx_push(ctx);
 }
 
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)

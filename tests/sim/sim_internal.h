@@ -22,12 +22,17 @@
 #define SIM_VA_PER_DEVICE ((size_t)64 << 30) /* device VA reserved per GPU */
 #define SIM_DRIVER_VERSION 13000
 
-/* A primary context (the only kind the sim has). */
+/* A primary context, or one cuCtxCreate made (sim_context.c).  A
+ * created one is never freed: after cuCtxDestroy its handle stays
+ * recognisable as destroyed. */
 struct CUctx_st {
     int                device;
-    int                refcount; /* retains minus releases; 0 = inactive */
+    int                refcount; /* primary: retains minus releases; 0 = inactive */
     unsigned long long id;       /* cuCtxGetId: new each time it is made
                                     (first retain, reset); atomic */
+    int                created;  /* by cuCtxCreate */
+    int                destroyed; /* created, then cuCtxDestroy'ed; atomic */
+    struct CUctx_st   *next_created; /* in sim_context.c's list */
 };
 
 /* A stream cuStreamCreate made (the default streams are no objects). */
@@ -56,6 +61,7 @@ struct sim_device {
 };
 
 struct sim_object;
+struct sim_vmm_handle;
 
 struct sim_alloc {
     struct sim_alloc  *next; /* in obj->allocs, sorted by offset */
@@ -70,6 +76,8 @@ struct sim_object {
     struct sim_object        *next; /* in sim.objects */
     uint64_t                  id;
     int                       device;
+    struct CUctx_st          *ctx;    /* the context that owns it (VMM: none) */
+    struct sim_vmm_handle    *vmm;    /* a cuMemMap of this handle's pages, or NULL */
     int                       shared; /* a pool for sub-allocations */
     uint64_t                  va;
     size_t                    size;
@@ -119,15 +127,40 @@ CUresult sim_injected_failure(const char *function_name);
 int sim_is_initialized(void);
 struct CUctx_st *sim_current_ctx(void);
 int sim_ctx_is_valid(const struct CUctx_st *ctx);
+/* Push ctx on the calling thread's stack (CUDA_ERROR_OUT_OF_MEMORY when
+ * full); pop it if it is the top (what cuCtxDestroy does). */
+CUresult sim_ctx_push(struct CUctx_st *ctx);
+void sim_ctx_pop_if_current(const struct CUctx_st *ctx);
+/* Give ctx a new cuCtxGetId. */
+void sim_ctx_new_id(struct CUctx_st *ctx);
+/* Whether ctx is a device's primary context. */
+int sim_ctx_is_primary(const struct CUctx_st *ctx);
+
+/* sim_context.c: whether ctx is one cuCtxCreate made (destroyed or not). */
+int sim_ctx_is_created(const struct CUctx_st *ctx);
 
 /* sim_memory.c (callers hold sim.lock for the _locked ones) */
 int sim_in_device_va(uint64_t p);
 struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state);
 struct sim_object *sim_find_object_locked(uint64_t p);
 void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out);
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device);
+/* An allocation owned by ctx (on its device). */
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
 CUresult sim_mem_free(CUdeviceptr dptr);
-void sim_mem_free_device(int device);
+/* What a destroyed context takes with it. */
+void sim_mem_free_ctx(const struct CUctx_st *ctx);
+/* Device VA (sim_memory.c's allocator, which takes sim.lock itself): 0 if
+ * none is left. */
+uint64_t sim_va_take(int device, size_t size);
+void sim_va_release(int device, uint64_t va, size_t size);
+/* VMM (sim_vmm.c): an object at va showing [bk + offset, + size) of the
+ * handle's pages, with one allocation spanning it; and its removal
+ * (CUDA_ERROR_INVALID_VALUE unless a mapping of exactly size starts at va). */
+CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
+                         const struct sim_backing_object *bk, int device);
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size);
+/* sim_vmm.c: a mapping of h went (its object was destroyed). */
+void sim_vmm_unmapped(struct sim_vmm_handle *h);
 
 /* sim_stream.c (without sim.lock held) */
 /* Whether work may be queued on s in the current context: CUDA_SUCCESS

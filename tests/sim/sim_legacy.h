@@ -18,6 +18,8 @@
 #undef cuCtxPopCurrent
 #undef cuGetProcAddress
 #undef cuStreamDestroy
+#undef cuCtxCreate
+#undef cuCtxDestroy
 
 /* Same signatures as the _v2 versions. */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
@@ -25,6 +27,12 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
+CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
+/* cuCtxCreate before CUDA 12.5's params (cuda.h 13 declares only _v4). */
+CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+                                unsigned int flags, CUdevice dev);
 /* CUDA 11.3's form, without the query result. */
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags);

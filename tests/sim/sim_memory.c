@@ -167,10 +167,10 @@ static size_t pool_fit_locked(const struct sim_object *o, size_t span)
     return start <= o->size && o->size - start >= span ? start : (size_t)-1;
 }
 
-static int pool_place_locked(int device, struct sim_alloc *a)
+static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
 {
     for (struct sim_object *o = sim.objects; o; o = o->next) {
-        if (o->device != device || !o->shared || o->state != SIM_LIVE)
+        if (o->ctx != ctx || !o->shared || o->state != SIM_LIVE)
             continue;
         size_t off = pool_fit_locked(o, a->span);
         if (off != (size_t)-1) {
@@ -179,6 +179,16 @@ static int pool_place_locked(int device, struct sim_alloc *a)
         }
     }
     return 0;
+}
+
+/* A new object, with a as its first allocation, not yet visible. */
+static void add_object_locked(struct sim_object *o, struct sim_alloc *a)
+{
+    o->state = SIM_CREATING;
+    o->next = sim.objects;
+    sim.objects = o;
+    sim.live_objects++;
+    link_alloc_locked(o, a, 0);
 }
 
 /* Report a new allocation (and its object when new), then make it live. */
@@ -203,8 +213,9 @@ static void publish(struct sim_alloc *a, int new_object)
     sim_unlock();
 }
 
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
 {
+    int device = ctx->device;
     struct sim_alloc *a = calloc(1, sizeof(*a));
     struct sim_object *o = NULL;
     struct sim_device *d = &sim.dev[device];
@@ -215,7 +226,7 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
     a->size = size;
     a->span = sim_round_up(size, sim.suballoc_align);
     int pooled = use_pool(size);
-    if (pooled && pool_place_locked(device, a)) {
+    if (pooled && pool_place_locked(ctx, a)) {
         sim_unlock();
         *dptr = a->obj->va + a->offset;
         publish(a, 0);
@@ -239,25 +250,29 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, int device)
     }
     o->id = id;
     o->device = device;
+    o->ctx = ctx;
     o->shared = pooled;
     o->va = va;
     o->size = osize;
-    o->state = SIM_CREATING;
 
     sim_lock();
-    o->next = sim.objects;
-    sim.objects = o;
-    sim.live_objects++;
-    link_alloc_locked(o, a, 0);
+    add_object_locked(o, a);
     sim_unlock();
     *dptr = va;
     publish(a, 1);
     return CUDA_SUCCESS;
 }
 
+/* A VMM mapping's pages are the handle's and its VA the reservation's:
+ * both outlive it. */
 static void destroy_object(struct sim_object *o)
 {
     sim_notify_object_destroyed(o->id);
+    if (o->vmm) {
+        sim_vmm_unmapped(o->vmm);
+        free(o);
+        return;
+    }
     sim.backing->destroy(&o->bk);
     sim_lock();
     va_release_locked(&sim.dev[o->device], o->va, o->size);
@@ -265,15 +280,73 @@ static void destroy_object(struct sim_object *o)
     free(o);
 }
 
+uint64_t sim_va_take(int device, size_t size)
+{
+    sim_lock();
+    uint64_t va = va_take_locked(&sim.dev[device], size);
+    sim_unlock();
+    return va;
+}
+
+void sim_va_release(int device, uint64_t va, size_t size)
+{
+    sim_lock();
+    va_release_locked(&sim.dev[device], va, size);
+    sim_unlock();
+}
+
+CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
+                         const struct sim_backing_object *bk, int device)
+{
+    struct sim_alloc *a = calloc(1, sizeof(*a));
+    struct sim_object *o = calloc(1, sizeof(*o));
+
+    if (!a || !o) {
+        free(a);
+        free(o);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    o->bk = *bk;
+    o->bk.cpu = (char *)bk->cpu + offset;
+    o->bk.offset = bk->offset + (off_t)offset;
+    o->bk.size = size;
+    o->device = device;
+    o->vmm = h;
+    o->va = va;
+    o->size = size;
+    a->size = size;
+    a->span = size;
+    sim_lock();
+    o->id = ++sim.next_object_id;
+    add_object_locked(o, a);
+    sim_unlock();
+    publish(a, 1);
+    return CUDA_SUCCESS;
+}
+
+static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size);
+
 /* Free the live allocation based at dptr; CUDA_ERROR_INVALID_VALUE if
- * there is none. */
+ * there is none (a VMM mapping goes by cuMemUnmap only). */
 CUresult sim_mem_free(CUdeviceptr dptr)
+{
+    return free_alloc(dptr, 0, 0);
+}
+
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size)
+{
+    return free_alloc(va, 1, size);
+}
+
+/* vmm: only a VMM mapping, of exactly size bytes. */
+static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size)
 {
     struct simcu_alloc_info info;
 
     sim_lock();
     struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (!a || a->obj->va + a->offset != dptr) {
+    if (!a || a->obj->va + a->offset != dptr || !a->obj->vmm != !vmm ||
+        (vmm && a->size != size)) {
         sim_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -306,14 +379,13 @@ CUresult sim_mem_free(CUdeviceptr dptr)
     return CUDA_SUCCESS;
 }
 
-/* What a destroyed primary context takes with it. */
-void sim_mem_free_device(int device)
+void sim_mem_free_ctx(const struct CUctx_st *ctx)
 {
     for (;;) {
         uint64_t base = 0;
         sim_lock();
         for (struct sim_object *o = sim.objects; o && !base; o = o->next) {
-            if (o->device != device)
+            if (o->ctx != ctx)
                 continue;
             for (struct sim_alloc *a = o->allocs; a && !base; a = a->next)
                 if (a->state == SIM_LIVE)
@@ -340,7 +412,7 @@ static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size
         return rc;
     if (size > SIM_VA_PER_DEVICE)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    return sim_mem_alloc(dptr, size, sim_current_ctx()->device);
+    return sim_mem_alloc(dptr, size, sim_current_ctx());
 }
 
 static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)

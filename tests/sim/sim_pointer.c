@@ -46,7 +46,7 @@ static CUresult attr_value_locked(const struct sim_alloc *a, CUpointer_attribute
 
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *v = (uintptr_t)&sim.dev[o->device].primary;
+        *v = (uintptr_t)o->ctx;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *v = CU_MEMORYTYPE_DEVICE;

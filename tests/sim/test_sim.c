@@ -122,6 +122,8 @@ int main(int argc, char **argv)
     static const struct gdrx_test_suite suites[] = {
         { "sim/memory", NULL, NULL, sim_memory_cases },
         { "sim/api", NULL, NULL, sim_api_cases },
+        { "sim/context", NULL, NULL, sim_context_cases },
+        { "sim/vmm", NULL, NULL, sim_vmm_cases },
         { "sim/stream", NULL, NULL, sim_stream_cases },
         GDRX_SUITE_END,
     };

@@ -36,5 +36,7 @@ int sim_test_write_faults(uint64_t addr);
 extern const struct gdrx_test_case sim_memory_cases[];
 extern const struct gdrx_test_case sim_api_cases[];
 extern const struct gdrx_test_case sim_stream_cases[];
+extern const struct gdrx_test_case sim_context_cases[];
+extern const struct gdrx_test_case sim_vmm_cases[];
 
 #endif /* TEST_SIM_H */

@@ -128,8 +128,7 @@ static struct gdrx_entry_patch patches[MAX_PATCHES];    /* [0, npatches) under l
 static int npatches;                                    /* written under lock */
 static void *libcuda;                                   /* under lock: install's reference */
 static int export_rc[N_EXPORTS];                       /* under lock: each export's last install */
-static gdrx_cuda_hooks_sink_fn sink;                    /* set once, before any patch */
-static gdrx_cuda_hooks_ctx_sink_fn ctx_sink;            /* likewise */
+static struct gdrx_cuda_hooks_sinks sinks;              /* set once, before any patch */
 static range_fn real_range;
 static attr_fn real_attr;
 
@@ -167,7 +166,7 @@ static void report(gdrx_mem_event_type_t type, CUdeviceptr ptr, size_t size)
         }
     }
     ev.device = device_of(ptr);
-    sink(&ev);
+    sinks.event(&ev);
 }
 
 /* Whether this call is the outermost hooked one on its thread. */
@@ -187,24 +186,46 @@ static void leave(bool outer)
 
 /* --------------------------------------------------------------- frees */
 
-/* Whether CUDA will take a free of p: it frees only the base of an
- * allocation, and refuses (CUDA_ERROR_INVALID_VALUE) anything else, which
- * must then revoke nothing.  *len: the allocation's size, 0 if the range
- * could not be read for another reason (the free is then assumed). */
-static bool frees_allocation(CUdeviceptr p, size_t *len)
+/* What a free of p may release, told before the call (the range is gone
+ * after it).  CUDA frees only the base of an allocation and refuses
+ * anything else (CUDA_ERROR_INVALID_VALUE): then nothing.  A range that
+ * cannot be read for another reason (no current context, ...) is (p, 1):
+ * whatever holds p, if the driver takes the free after all. */
+static bool free_target(CUdeviceptr p, struct gdrx_cuda_hooks_release *what)
 {
     CUdeviceptr base = 0;
+    size_t len = 0;
 
-    *len = 0;
+    *what = (struct gdrx_cuda_hooks_release){ .base = p, .size = 1, .device = -1 };
     if (!p)
         return false;
-    if (!real_range)
-        return true;
-    CUresult r = real_range(&base, len, p);
+    CUresult r = real_range ? real_range(&base, &len, p) : CUDA_ERROR_NOT_SUPPORTED;
+    if (r == CUDA_SUCCESS && (base != p || !len))
+        return false;
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_FOUND)
+        return false;
     if (r == CUDA_SUCCESS)
-        return base == p;
-    *len = 0;
-    return r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_NOT_FOUND;
+        what->size = len;
+    return true;
+}
+
+/* Around a call that may release what: the owner holds its pins over the
+ * call; they are revoked, and the FREE event raised, only if the driver
+ * said yes (r == CUDA_SUCCESS). */
+static void *release_begin(const struct gdrx_cuda_hooks_release *what)
+{
+    return sinks.release_begin ? sinks.release_begin(what) : NULL;
+}
+
+static void release_end(void *token, const struct gdrx_cuda_hooks_release *what, CUresult r)
+{
+    if (sinks.release_end) {
+        sinks.release_end(token, what, r == CUDA_SUCCESS); /* raises FREE itself */
+    } else if (r == CUDA_SUCCESS && what->kind == GDRX_RELEASE_RANGE) {
+        struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_FREE, .base = what->base,
+                                     .size = what->size, .device = what->device };
+        sinks.event(&ev);
+    }
 }
 
 /* a2: the size (cuMemUnmap) or the stream (cuMemFreeAsync). */
@@ -212,19 +233,29 @@ static CUresult free_common(CUdeviceptr p, U a2, REC pt)
 {
     void *original = gdrx_entry_original(pt); /* first: entry_patch.h */
     bool outer = enter();
-    size_t len;
+    struct gdrx_cuda_hooks_release what;
+    bool seen = false;
+    void *token = NULL;
     CUresult r;
 
-    if (outer && pt->kind == K_UNMAP)
-        report(GDRX_MEM_EVENT_FREE, p, a2 ? a2 : 1);
-    else if (outer && frees_allocation(p, &len))
-        report(GDRX_MEM_EVENT_FREE, p, len); /* 0: report looks again */
+    if (outer && pt->kind == K_UNMAP && p) {
+        what = (struct gdrx_cuda_hooks_release){ .base = p, .size = a2 ? a2 : 1, .device = -1 };
+        seen = true;
+    } else if (outer) {
+        seen = free_target(p, &what);
+    }
+    if (seen) {
+        what.device = device_of(p);
+        token = release_begin(&what);
+    }
     switch (pt->kind) {
     case K_FREE32: r = ((free32_fn)original)((unsigned int)p); break;
     case K_FREE:   r = ((free_fn)original)(p); break;
     case K_UNMAP:  r = ((unmap_fn)original)(p, a2); break;
     default:       r = ((free_async_fn)original)(p, (CUstream)a2); break;
     }
+    if (seen)
+        release_end(token, &what, r);
     leave(outer);
     return r;
 }
@@ -259,24 +290,32 @@ static CUresult h_unmap(CUdeviceptr p, size_t size, U a3, U a4, U a5, REC pt)
 
 /* A primary context reset (a1: the device) or a context destroyed (a1:
  * the context) takes every allocation of the context with it, without a
- * free call: told before the context goes. */
+ * free call: its pins are held over the call and revoked if it succeeded. */
 static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
 {
     void *original = gdrx_entry_original(pt); /* first: entry_patch.h */
     bool outer = enter();
+    struct gdrx_cuda_hooks_release what = { .device = -1 };
+    bool seen = outer && (pt->kind == K_CTX_RESET || a1);
+    void *token = NULL;
     CUresult r;
 
     (void)a2; (void)a3; (void)a4; (void)a5;
-    if (outer && ctx_sink) {
-        if (pt->kind == K_CTX_RESET)
-            ctx_sink((int)a1, NULL);
-        else if (a1)
-            ctx_sink(-1, (void *)a1);
+    if (pt->kind == K_CTX_RESET) {
+        what.kind = GDRX_RELEASE_PRIMARY_CTX;
+        what.device = (int)a1;
+    } else {
+        what.kind = GDRX_RELEASE_CTX;
+        what.ctx = (void *)a1;
     }
+    if (seen)
+        token = release_begin(&what);
     if (pt->kind == K_CTX_RESET)
         r = ((ctx_reset_fn)original)((CUdevice)a1);
     else
         r = ((ctx_destroy_fn)original)((CUcontext)a1);
+    if (seen)
+        release_end(token, &what, r);
     leave(outer);
     return r;
 }
@@ -294,7 +333,7 @@ static CUresult h_graph_launch(CUgraphExec g, CUstream s, U a3, U a4, U a5, REC 
     (void)a3; (void)a4; (void)a5;
     if (outer && r == CUDA_SUCCESS) {
         struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_GRAPH_LAUNCH, .device = -1 };
-        sink(&ev);
+        sinks.event(&ev);
     }
     leave(outer);
     return r;
@@ -548,14 +587,14 @@ static void register_atfork(void)
 }
 #endif
 
-int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_fn cs)
+int gdrx_cuda_hooks_install(const struct gdrx_cuda_hooks_sinks *s)
 {
 #ifndef GDRX_HAVE_FREE_HOOKS
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 #endif
     int rc = 0;
 
-    if (!s)
+    if (!s || !s->event)
         return -EINVAL;
     hooks_lock();
     if (state == HOOKS_INSTALLED) {
@@ -568,8 +607,7 @@ int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn s, gdrx_cuda_hooks_ctx_sink_
         hooks_unlock();
         return -ENOENT;
     }
-    sink = s;
-    ctx_sink = cs;
+    sinks = *s;
 #ifndef GDRX_HAVE_FREE_HOOKS
     pthread_once(&atfork_once, register_atfork);
 #endif

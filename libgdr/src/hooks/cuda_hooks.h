@@ -23,33 +23,62 @@
 
 /*
  * Told of each event in the calling thread: ALLOC after the allocation
- * succeeded, FREE before the memory is released, with [base, base + size)
- * from cuMemGetAddressRange_v2 (cuMemMap/cuMemUnmap: the range mapped or
- * unmapped; (ptr, 1) if the range cannot be found) and the device ordinal
- * (-1 if unknown); GRAPH_LAUNCH after a graph launch was enqueued (base 0,
- * size 0, device -1).  Events of calls made while a sink runs on the same
- * thread are not reported.
+ * succeeded; FREE after the driver released the memory (never when it
+ * refused), with [base, base + size) as cuMemGetAddressRange_v2 gave it
+ * before the call (cuMemMap/cuMemUnmap: the range mapped or unmapped;
+ * (ptr, 1) if the range could not be found) and the device ordinal (-1 if
+ * unknown); GRAPH_LAUNCH after a graph launch was enqueued (base 0, size
+ * 0, device -1).  Events of calls made while a sink runs on the same
+ * thread are not reported.  With release_end set, FREE events are its
+ * to raise (a context's allocations are known only to the owner of pins).
  */
 typedef void (*gdrx_cuda_hooks_sink_fn)(const struct gdrx_mem_event *ev);
 
 /*
- * Told, in the calling thread and before it happens, that a whole context
- * and every allocation it owns goes away: the primary context of device
- * (cuDevicePrimaryCtxReset, which cudaDeviceReset calls), or, with
- * device < 0, the context ctx (cuCtxDestroy).
+ * What a hooked call may release: the range [base, base + size) (size 1:
+ * the allocation holding base) on device (-1 if unknown); the primary
+ * context of device (cuDevicePrimaryCtxReset, which cudaDeviceReset
+ * calls); or the context ctx (cuCtxDestroy).  A context takes every
+ * allocation it owns with it, without a free call.
  */
-typedef void (*gdrx_cuda_hooks_ctx_sink_fn)(int device, void *ctx);
+enum gdrx_cuda_hooks_release_kind {
+    GDRX_RELEASE_RANGE,
+    GDRX_RELEASE_PRIMARY_CTX,
+    GDRX_RELEASE_CTX,
+};
+
+struct gdrx_cuda_hooks_release {
+    enum gdrx_cuda_hooks_release_kind kind;
+    uint64_t base;
+    size_t   size;
+    int      device;
+    void    *ctx;
+};
+
+/*
+ * The receivers, all called in the calling thread.  release_begin runs
+ * before the driver's call and returns a token (may be NULL) that
+ * release_end gets after it, with released 1 if the driver said yes and 0
+ * if it refused: the owner of pins holds them over the call and revokes
+ * them only on 1 (see docs/free-interception.md).  Both may be NULL.
+ */
+struct gdrx_cuda_hooks_sinks {
+    gdrx_cuda_hooks_sink_fn event;
+    void *(*release_begin)(const struct gdrx_cuda_hooks_release *what);
+    void (*release_end)(void *token, const struct gdrx_cuda_hooks_release *what, int released);
+};
 
 /*
  * Patch libcuda, if the process has it loaded (never loads it).  The sinks
- * are set by the call that installs (ctx_sink may be NULL).  Idempotent and thread-safe; hooks stay
+ * (copied; event must not be NULL) are set by the call that installs.
+ * Idempotent and thread-safe; hooks stay
  * for the life of the process (so the library holding them must never be
  * unloaded: -z nodelete).  Returns 0 when at least one free function is
  * hooked (the others are logged and listed by gdrx_cuda_hooks_entry), -ENOENT
  * when libcuda is not loaded, -ENOTSUP/-EADDRINUSE/-ENOMEM/-errno when no
  * free function could be patched.
  */
-int gdrx_cuda_hooks_install(gdrx_cuda_hooks_sink_fn sink, gdrx_cuda_hooks_ctx_sink_fn ctx_sink);
+int gdrx_cuda_hooks_install(const struct gdrx_cuda_hooks_sinks *sinks);
 
 /* Hold / release the hooks' lock across fork: libgdrx's fork handlers call
  * these in its lock order (built with GDRX_HAVE_FREE_HOOKS); without that

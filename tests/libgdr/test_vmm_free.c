@@ -1,0 +1,188 @@
+/*
+ * test_vmm_free.c - VMM memory (cuMemCreate + cuMemMap) pinned through
+ * libgdrx: cuMemUnmap revokes the pins of the range it unmapped, once
+ * CUDA unmapped it; an unmap CUDA refuses (part of a mapping, nothing
+ * mapped) and a cuMemFree of a mapped address revoke nothing (issue 29).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcuda.h"
+
+#define MiB (1024u * 1024u)
+#define LEN (4 * MiB)
+
+static struct {
+    __typeof__(&cuMemCreate)         Create;
+    __typeof__(&cuMemRelease)        Release;
+    __typeof__(&cuMemAddressReserve) Reserve;
+    __typeof__(&cuMemAddressFree)    AddressFree;
+    __typeof__(&cuMemMap)            Map;
+    __typeof__(&cuMemUnmap)          Unmap;
+    __typeof__(&cuMemSetAccess)      SetAccess;
+} vmm;
+
+static int frees;
+static uint64_t freed_base, freed_size;
+
+static void count_free(const struct gdrx_mem_event *ev, void *arg)
+{
+    (void)arg;
+    if (ev->type != GDRX_MEM_EVENT_FREE)
+        return;
+    frees++;
+    freed_base = ev->base;
+    freed_size = ev->size;
+}
+
+static int load(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *f[7];
+    static const char *const names[7] = { "cuMemCreate", "cuMemRelease", "cuMemAddressReserve",
+                                          "cuMemAddressFree", "cuMemMap", "cuMemUnmap",
+                                          "cuMemSetAccess" };
+    int ok = lib != NULL;
+
+    for (int i = 0; i < 7; i++)
+        ok = ok && (f[i] = dlsym(lib, names[i])) != NULL;
+    if (lib)
+        dlclose(lib);
+    if (!ok)
+        return -1;
+    memcpy(&vmm.Create, &f[0], sizeof(void *));
+    memcpy(&vmm.Release, &f[1], sizeof(void *));
+    memcpy(&vmm.Reserve, &f[2], sizeof(void *));
+    memcpy(&vmm.AddressFree, &f[3], sizeof(void *));
+    memcpy(&vmm.Map, &f[4], sizeof(void *));
+    memcpy(&vmm.Unmap, &f[5], sizeof(void *));
+    memcpy(&vmm.SetAccess, &f[6], sizeof(void *));
+    return 0;
+}
+
+struct fixture {
+    gdrx_t                       g;
+    gdrx_mem_sub_t               sub;
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr                  va;
+    gdrx_pin_t                   pin;
+    void                        *cpu;
+};
+
+/* LEN of device 0's memory mapped read-write at a reservation of 2 LEN,
+ * pinned and mapped through libgdrx, seed 3 written through the pin. */
+static int setup(struct fixture *f)
+{
+    CUmemAllocationProp prop;
+    CUmemAccessDesc acc;
+    unsigned char *buf = malloc(LEN);
+
+    memset(f, 0, sizeof(*f));
+    memset(&prop, 0, sizeof(prop));
+    memset(&acc, 0, sizeof(acc));
+    frees = 0;
+    if (!buf || tc_setup(0) || load()) {
+        free(buf);
+        CU_FAIL("no CUDA VMM");
+        return -1;
+    }
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    acc.location = prop.location;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    f->g = tc_open();
+    CU_ASSERT_EQUAL_FATAL(vmm.Create(&f->h, LEN, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(vmm.Reserve(&f->va, 2 * LEN, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(vmm.Map(f->va, LEN, 0, f->h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(vmm.SetAccess(f->va, LEN, &acc, 1), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(f->g, f->va, LEN, 0, &f->pin), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(f->g, f->pin, &f->cpu), 0);
+    tc_pattern(buf, LEN, 3);
+    CU_ASSERT_EQUAL(gdrx_copy_to_mapping(f->pin, f->cpu, buf, LEN), 0);
+    free(buf);
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, count_free, NULL, &f->sub), 0);
+    return 0;
+}
+
+static int copy_rc(const struct fixture *f)
+{
+    char c;
+
+    return gdrx_copy_from_mapping(f->pin, &c, f->cpu, 1);
+}
+
+static void teardown(struct fixture *f)
+{
+    CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(f->sub), 0);
+    CU_ASSERT_EQUAL(gdrx_close(f->g), 0);
+    CU_ASSERT_EQUAL(vmm.AddressFree(f->va, 2 * LEN), CUDA_SUCCESS);
+}
+
+/* cuMemUnmap of the mapping: revoked, one FREE of the unmapped range; the
+ * handle's release afterwards changes nothing more. */
+static void test_unmap_revokes(void)
+{
+    struct fixture f;
+
+    if (setup(&f))
+        return;
+    CU_ASSERT_EQUAL(vmm.Release(f.h), CUDA_SUCCESS); /* pages stay: still mapped */
+    CU_ASSERT_EQUAL(copy_rc(&f), 0);
+    CU_ASSERT_EQUAL(frees, 0);
+    CU_ASSERT_EQUAL(vmm.Unmap(f.va, LEN), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(copy_rc(&f), -ESTALE);
+    CU_ASSERT_EQUAL(frees, 1);
+    CU_ASSERT_EQUAL(freed_base, f.va);
+    CU_ASSERT_EQUAL(freed_size, LEN);
+    teardown(&f);
+}
+
+/* Unmaps CUDA refuses, and cuMemFree of a mapped address: nothing
+ * revoked, no event, every byte still there through the pin. */
+static void test_refused_unmaps_revoke_nothing(void)
+{
+    unsigned char *buf = malloc(LEN), *want = malloc(LEN);
+    struct fixture f;
+
+    if (setup(&f)) {
+        free(buf);
+        free(want);
+        return;
+    }
+    CU_ASSERT_EQUAL(vmm.Unmap(f.va, LEN / 2), CUDA_ERROR_INVALID_VALUE); /* part of it */
+    CU_ASSERT_EQUAL(vmm.Unmap(f.va + LEN, LEN), CUDA_ERROR_INVALID_VALUE); /* nothing there */
+    CU_ASSERT_EQUAL(tc.MemFree(f.va), CUDA_ERROR_INVALID_VALUE); /* not cuMemAlloc's */
+    CU_ASSERT_EQUAL(frees, 0);
+    CU_ASSERT_EQUAL(gdrx_copy_from_mapping(f.pin, buf, f.cpu, LEN), 0);
+    tc_pattern(want, LEN, 3);
+    CU_ASSERT_EQUAL(memcmp(buf, want, LEN), 0);
+    CU_ASSERT(tc_check(f.va, LEN, 3));
+    CU_ASSERT_EQUAL(vmm.Unmap(f.va, LEN), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(copy_rc(&f), -ESTALE);
+    CU_ASSERT_EQUAL(frees, 1);
+    CU_ASSERT_EQUAL(vmm.Release(f.h), CUDA_SUCCESS);
+    teardown(&f);
+    free(buf);
+    free(want);
+}
+
+static const struct gdrx_test_case cases[] = {
+    GDRX_TEST_CASE(test_unmap_revokes),
+    GDRX_TEST_CASE(test_refused_unmaps_revoke_nothing),
+    GDRX_TEST_END,
+};
+
+static const struct gdrx_test_suite suites[] = {
+    { "vmm_free", NULL, NULL, cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    return tc_main(argc, argv, suites, NULL);
+}

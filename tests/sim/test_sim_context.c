@@ -1,0 +1,147 @@
+/*
+ * test_sim_context.c - contexts made by cuCtxCreate: every exported
+ * version, the stack, ownership of memory and of streams, cuCtxDestroy and
+ * what it refuses.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "test_sim.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "sim_legacy.h"
+
+/* cuCtxCreate under each exported name makes a new context on the device,
+ * pushed on the caller's stack; cuCtxDestroy pops it. */
+static void test_create_versions(void)
+{
+    CUcontext prim, c[4], cur = NULL;
+    CUdevice dev = -1;
+    unsigned long long id[4];
+
+    sim_test_setup();
+    CU_ASSERT_FATAL(cuCtxGetCurrent(&prim) == CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxCreate(&c[0], 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxCreate_v2(&c[1], CU_CTX_SCHED_AUTO, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxCreate_v3(&c[2], NULL, 0, 0, 0), CUDA_SUCCESS);
+    CUctxCreateParams params = { 0 };
+    CU_ASSERT_EQUAL(cuCtxCreate_v4(&c[3], &params, 0, 0), CUDA_SUCCESS);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT(c[i] != prim);
+        CU_ASSERT_EQUAL(cuCtxGetId(c[i], &id[i]), CUDA_SUCCESS);
+        for (int j = 0; j < i; j++)
+            CU_ASSERT(c[i] != c[j] && id[i] != id[j]);
+    }
+    /* the stack: c3 on top, then c2, c1, c0, the primary */
+    for (int i = 3; i >= 0; i--) {
+        CU_ASSERT_EQUAL(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+        CU_ASSERT(cur == c[i]);
+        CU_ASSERT_EQUAL(cuCtxGetDevice(&dev), CUDA_SUCCESS);
+        CU_ASSERT_EQUAL(dev, 0);
+        CU_ASSERT_EQUAL(cuCtxDestroy_v2(c[i]), CUDA_SUCCESS);
+    }
+    CU_ASSERT_EQUAL(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT(cur == prim);
+}
+
+/* What cuCtxCreate and cuCtxDestroy refuse, changing nothing. */
+static void test_refusals(void)
+{
+    CUcontext prim, c = NULL, cur = NULL;
+    CUexecAffinityParam aff;
+
+    sim_test_setup();
+    CU_ASSERT_FATAL(cuCtxGetCurrent(&prim) == CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxCreate_v2(NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuCtxCreate_v2(&c, 0, 99), CUDA_ERROR_INVALID_DEVICE);
+    CU_ASSERT_EQUAL(cuCtxCreate_v2(&c, 0x10000, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuCtxCreate_v3(&c, NULL, 1, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    (void)aff;
+    CU_ASSERT_EQUAL(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT(cur == prim); /* nothing pushed */
+
+    CU_ASSERT_EQUAL(cuCtxDestroy_v2(NULL), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuCtxDestroy_v2(prim), CUDA_ERROR_INVALID_CONTEXT);
+    CU_ASSERT_EQUAL(cuCtxDestroy_v2((CUcontext)&cur), CUDA_ERROR_INVALID_CONTEXT);
+    CU_ASSERT_EQUAL(cuCtxCreate_v2(&c, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(simcu_fail_next("cuCtxDestroy", CUDA_ERROR_LAUNCH_FAILED, 1), 0);
+    CU_ASSERT_EQUAL(cuCtxDestroy(c), CUDA_ERROR_LAUNCH_FAILED);
+    CU_ASSERT_EQUAL(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT(cur == c); /* still there, still current */
+    CU_ASSERT_EQUAL(cuCtxDestroy(c), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxDestroy(c), CUDA_ERROR_INVALID_CONTEXT); /* twice */
+    CU_ASSERT_EQUAL(cuCtxPushCurrent(c), CUDA_ERROR_INVALID_CONTEXT);
+    CU_ASSERT_EQUAL(cuCtxSetCurrent(c), CUDA_ERROR_INVALID_CONTEXT);
+    CU_ASSERT_EQUAL(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT(cur == prim);
+}
+
+/* Memory belongs to the context current at allocation: the CONTEXT
+ * attribute names it, and it goes with that context only. */
+static void test_memory_owned_by_context(void)
+{
+    CUcontext prim, c, owner = NULL;
+    CUdeviceptr in_c, in_c_small, in_prim;
+    unsigned long long id = 0;
+    CUstream s;
+
+    sim_test_setup();
+    CU_ASSERT_FATAL(cuCtxGetCurrent(&prim) == CUDA_SUCCESS);
+    in_prim = sim_test_alloc(4 * MiB);
+    CU_ASSERT_FATAL(cuCtxCreate_v2(&c, 0, 0) == CUDA_SUCCESS);
+    in_c = sim_test_alloc(4 * MiB);
+    in_c_small = sim_test_alloc(1000); /* sub-allocated: in c's own pool */
+    CU_ASSERT_EQUAL(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, in_c),
+                    CUDA_SUCCESS);
+    CU_ASSERT(owner == c);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, in_c_small),
+                    CUDA_SUCCESS);
+    CU_ASSERT(owner == c);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, in_prim),
+                    CUDA_SUCCESS);
+    CU_ASSERT(owner == prim);
+    long live = simcu_live_allocations(), streams = simcu_live_streams();
+    CU_ASSERT_EQUAL(cuCtxDestroy_v2(c), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(simcu_live_allocations(), live - 2);
+    CU_ASSERT_EQUAL(simcu_live_streams(), streams - 1);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, in_c),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, in_prim),
+                    CUDA_SUCCESS);
+    /* and a primary reset takes the primary's memory only */
+    CU_ASSERT_FATAL(cuCtxCreate_v2(&c, 0, 0) == CUDA_SUCCESS);
+    in_c = sim_test_alloc(4 * MiB);
+    CU_ASSERT_EQUAL(cuDevicePrimaryCtxReset_v2(0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, in_prim),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, in_c),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuCtxDestroy_v2(c), CUDA_SUCCESS);
+}
+
+/* cuGetProcAddress hands out the version the caller's CUDA asks for. */
+static void test_proc_address(void)
+{
+    void *fn = NULL;
+
+    sim_test_setup();
+    CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 13000, 0, NULL), CUDA_SUCCESS);
+    CU_ASSERT(fn == (void *)cuCtxCreate_v4);
+    CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 12000, 0, NULL), CUDA_SUCCESS);
+    CU_ASSERT(fn == (void *)cuCtxCreate_v3);
+    CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 11000, 0, NULL), CUDA_SUCCESS);
+    CU_ASSERT(fn == (void *)cuCtxCreate_v2);
+    CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxDestroy", &fn, 12000, 0, NULL), CUDA_SUCCESS);
+    CU_ASSERT(fn == dlsym(RTLD_DEFAULT, "cuCtxDestroy_v2"));
+}
+
+const struct gdrx_test_case sim_context_cases[] = {
+    GDRX_TEST_CASE(test_create_versions),
+    GDRX_TEST_CASE(test_refusals),
+    GDRX_TEST_CASE(test_memory_owned_by_context),
+    GDRX_TEST_CASE(test_proc_address),
+    GDRX_TEST_END,
+};

@@ -1,0 +1,153 @@
+/*
+ * test_sim_vmm.c - the simulated GPU's virtual memory management: create,
+ * reserve, map, access, unmap, release, export; and what each refuses.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "test_sim.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static CUmemAllocationProp device_prop(int dev, CUmemAllocationHandleType types)
+{
+    CUmemAllocationProp prop;
+
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    prop.requestedHandleTypes = types;
+    return prop;
+}
+
+/* The whole life: data written through one mapping is seen through a
+ * second mapping of the same pages, and survives an unmap while the
+ * handle lives. */
+static void test_map_unmap_release(void)
+{
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_NONE);
+    CUmemAccessDesc acc = { .location = prop.location,
+                            .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va, base = 0;
+    size_t gran = 0, size = 0;
+    unsigned long long flags = 0, id1 = 0, id2 = 0;
+    CUcontext owner = (CUcontext)1;
+    unsigned char in[4096], out[4096];
+
+    sim_test_setup();
+    CU_ASSERT_EQUAL(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(gran, 2 * MiB);
+    CU_ASSERT_EQUAL_FATAL(cuMemCreate(&h, 4 * MiB, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAddressReserve(&va, 8 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemMap(va, 4 * MiB, 0, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemSetAccess(va, 4 * MiB, &acc, 1), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemGetAccess(&flags, &prop.location, va), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CU_ASSERT_EQUAL(cuMemGetAddressRange(&base, &size, va + 12345), CUDA_SUCCESS);
+    CU_ASSERT(base == va && size == 4 * MiB);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, va),
+                    CUDA_SUCCESS);
+    CU_ASSERT_PTR_NULL(owner); /* VMM memory belongs to no context */
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_BUFFER_ID, va),
+                    CUDA_SUCCESS);
+    sim_test_fill(in, sizeof(in), 5);
+    CU_ASSERT_EQUAL(cuMemcpyHtoD(va + 2 * MiB, in, sizeof(in)), CUDA_SUCCESS);
+    /* the same pages at the second half of the reservation */
+    CU_ASSERT_EQUAL(cuMemMap(va + 4 * MiB, 2 * MiB, 2 * MiB, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemcpyDtoH(out, va + 4 * MiB, sizeof(out)), CUDA_SUCCESS);
+    CU_ASSERT(sim_test_check(out, sizeof(out), 5));
+    /* cuMemFree refuses mapped memory; a primary reset leaves it */
+    CU_ASSERT_EQUAL(cuMemFree(va), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    sim_test_setup();
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, va),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_SUCCESS);
+    /* released but still mapped at va + 4 MiB: the data lives */
+    CU_ASSERT_EQUAL(cuMemcpyDtoH(out, va + 4 * MiB, sizeof(out)), CUDA_SUCCESS);
+    CU_ASSERT(sim_test_check(out, sizeof(out), 5));
+    /* mapped again: a new buffer id */
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 8 * MiB), CUDA_ERROR_INVALID_VALUE); /* still mapped */
+    CU_ASSERT_EQUAL(cuMemUnmap(va + 4 * MiB, 2 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 8 * MiB), CUDA_SUCCESS);
+}
+
+/* What each call refuses, changing nothing. */
+static void test_refusals(void)
+{
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_NONE);
+    CUmemGenericAllocationHandle h, bad = 12345;
+    CUdeviceptr va;
+    int fd = -1;
+
+    sim_test_setup();
+    CU_ASSERT_EQUAL(cuMemCreate(&h, 3 * MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemCreate(NULL, 2 * MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    prop.location.id = 99;
+    CU_ASSERT_EQUAL(cuMemCreate(&h, 2 * MiB, &prop, 0), CUDA_ERROR_INVALID_DEVICE);
+    prop.location.id = 0;
+    CU_ASSERT_EQUAL_FATAL(cuMemCreate(&h, 2 * MiB, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemMap(va, 2 * MiB, 0, bad, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemMap(va, 4 * MiB, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* > handle */
+    CU_ASSERT_EQUAL(cuMemMap(va + 4 * MiB, 2 * MiB, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 2 * MiB), CUDA_ERROR_INVALID_VALUE); /* nothing mapped */
+    CU_ASSERT_EQUAL_FATAL(cuMemMap(va, 2 * MiB, 0, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemMap(va, 2 * MiB, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* taken */
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 4 * MiB), CUDA_ERROR_INVALID_VALUE); /* not one mapping */
+    CU_ASSERT_EQUAL(simcu_fail_next("cuMemUnmap", CUDA_ERROR_LAUNCH_FAILED, 1), 0);
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 2 * MiB), CUDA_ERROR_LAUNCH_FAILED);
+    CU_ASSERT_EQUAL(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                                 0),
+                    CUDA_ERROR_INVALID_VALUE); /* not created exportable */
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 2 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 2 * MiB), CUDA_ERROR_INVALID_VALUE); /* not all of it */
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 4 * MiB), CUDA_SUCCESS);
+}
+
+/* A handle created exportable as a POSIX fd gives an fd of its pages. */
+static void test_export_fd(void)
+{
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va;
+    unsigned char in[256];
+    int fd = -1;
+
+    sim_test_setup();
+    CU_ASSERT_EQUAL_FATAL(cuMemCreate(&h, 2 * MiB, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAddressReserve(&va, 2 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemMap(va, 2 * MiB, 0, h, 0), CUDA_SUCCESS);
+    sim_test_fill(in, sizeof(in), 9);
+    CU_ASSERT_EQUAL(cuMemcpyHtoD(va, in, sizeof(in)), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                                 0),
+                    CUDA_SUCCESS);
+    CU_ASSERT(fd >= 0);
+    if (fd >= 0) {
+        void *p = mmap(NULL, 2 * MiB, PROT_READ, MAP_SHARED, fd, 0);
+        CU_ASSERT(p != MAP_FAILED);
+        if (p != MAP_FAILED) {
+            CU_ASSERT(sim_test_check(p, sizeof(in), 9));
+            munmap(p, 2 * MiB);
+        }
+        close(fd);
+    }
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 2 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 2 * MiB), CUDA_SUCCESS);
+}
+
+const struct gdrx_test_case sim_vmm_cases[] = {
+    GDRX_TEST_CASE(test_map_unmap_release),
+    GDRX_TEST_CASE(test_refusals),
+    GDRX_TEST_CASE(test_export_fd),
+    GDRX_TEST_END,
+};
