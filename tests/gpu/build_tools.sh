@@ -58,7 +58,8 @@ link() { # program sources... [-- extra link flags]
 link gdrx-copylat "$T/gdrx-copylat.c" & pids+=($!)
 link gdrx-copybw "$T/gdrx-copybw.c" & pids+=($!)
 link gdrx-info -I"$O/info" -I"$SRC/libgdr/src/copy" -I"$SRC/libgdr/src/nvrm" \
-    -DGDRX_UCX_MODULEDIR="\"$OUT/ucx_plugin/.libs\"" "$T/gdrx-info.c" "$T"/info_*.c "$O"/info/copy_*.o &
+    -DGDRX_UCX_MODULEDIR="\"$OUT/ucx_plugin/.libs\"" "$T/gdrx-info.c" "$T"/info_*.c "$SRC/libgdr/src/nvrm/nvrm_layout.c" \
+    "$O"/info/copy_*.o &
 pids+=($!)
 waitall
 

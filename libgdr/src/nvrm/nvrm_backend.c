@@ -143,7 +143,7 @@ static int nvrm_open(void **out)
     /* A branch checked only against its headers proves itself first
      * (once per process; nvrm_selftest.h), with no lock held: the test
      * goes through the ops, which lock. */
-    const char *force = getenv("GDRX_NVRM_SELFTEST"); /* also on a validated branch */
+    const char *force = secure_getenv("GDRX_NVRM_SELFTEST"); /* also on a validated branch */
     if (layout->status != NVRM_BRANCH_VALIDATED || (force && strcmp(force, "1") == 0)) {
         rc = nvrm_prove(b, cu, cx, layout);
         if (rc) {
@@ -415,7 +415,7 @@ const struct nvrm_selftest *nvrm_selftest_result(void)
 static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
                       const struct nvrm_cuda *cx, const struct nvrm_layout *layout)
 {
-    const char *opt = getenv("GDRX_NVRM_CHECKED");
+    const char *opt = secure_getenv("GDRX_NVRM_CHECKED");
     if (opt && strcmp(opt, "0") == 0) {
         gdrx_err("nvrm: driver branch %u was checked against its headers but not run on "
                  "hardware, and GDRX_NVRM_CHECKED=0 refuses such branches", layout->branch);
