@@ -92,6 +92,7 @@ CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArra
     return create("cuCtxCreate", pctx, flags, dev);
 }
 
+#if SIMCU_HAS_CTX_CREATE_V4
 /* CUDA 12.5's form; NULL params is a plain context.  Affinity and CIG
  * parameters are accepted, not modelled (CIG: no shared-data support). */
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
@@ -101,6 +102,7 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsi
         return refuse(CUDA_ERROR_NOT_SUPPORTED);
     return create("cuCtxCreate", pctx, flags, dev);
 }
+#endif
 
 /* Hooked like the memory entry points (see sim_entry.h), under both names. */
 SIM_IMPL CUresult impl_ctx_destroy(CUcontext ctx)

@@ -61,7 +61,9 @@ static const struct proc_entry table[] = {
     P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
     P("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
     P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+#if SIMCU_HAS_CTX_CREATE_V4
     P("cuCtxCreate", 12050, cuCtxCreate_v4),
+#endif
     P("cuCtxCreate", 11040, cuCtxCreate_v3),
     P("cuCtxCreate", 3020, cuCtxCreate_v2),
     P("cuCtxCreate", 2000, cuCtxCreate),

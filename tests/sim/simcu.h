@@ -72,6 +72,10 @@
 #define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
 #endif
 
+/* cuCtxCreate_v4 and CUctxCreateParams came with CUDA 12.5; the simulated
+ * libcuda offers what the cuda.h it is built with declares. */
+#define SIMCU_HAS_CTX_CREATE_V4 (CUDA_VERSION >= 12050)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -26,8 +26,12 @@ static void test_create_versions(void)
     CU_ASSERT_EQUAL(cuCtxCreate(&c[0], 0, 0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(cuCtxCreate_v2(&c[1], CU_CTX_SCHED_AUTO, 0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(cuCtxCreate_v3(&c[2], NULL, 0, 0, 0), CUDA_SUCCESS);
+#if SIMCU_HAS_CTX_CREATE_V4
     CUctxCreateParams params = { 0 };
     CU_ASSERT_EQUAL(cuCtxCreate_v4(&c[3], &params, 0, 0), CUDA_SUCCESS);
+#else
+    CU_ASSERT_EQUAL(cuCtxCreate_v3(&c[3], NULL, 0, 0, 0), CUDA_SUCCESS);
+#endif
     for (int i = 0; i < 4; i++) {
         CU_ASSERT(c[i] != prim);
         CU_ASSERT_EQUAL(cuCtxGetId(c[i], &id[i]), CUDA_SUCCESS);
@@ -129,7 +133,11 @@ static void test_proc_address(void)
 
     sim_test_setup();
     CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 13000, 0, NULL), CUDA_SUCCESS);
+#if SIMCU_HAS_CTX_CREATE_V4
     CU_ASSERT(fn == (void *)cuCtxCreate_v4);
+#else
+    CU_ASSERT(fn == (void *)cuCtxCreate_v3);
+#endif
     CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 12000, 0, NULL), CUDA_SUCCESS);
     CU_ASSERT(fn == (void *)cuCtxCreate_v3);
     CU_ASSERT_EQUAL(cuGetProcAddress_v2("cuCtxCreate", &fn, 11000, 0, NULL), CUDA_SUCCESS);
