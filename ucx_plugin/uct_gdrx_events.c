@@ -1,10 +1,17 @@
 /*
  * uct_gdrx_events.c - feeds UCX's memory-type cache and every registration
- * cache (gdrx's and UCP's) from libgdrx's CUDA allocation and free events,
- * on a UCX that has no CUDA hooks of its own (libucm_cuda).  Where UCX has
- * them, it raises the same events itself and gdrx stays out, so nothing is
- * dispatched twice.  Graph launches, which neither sees otherwise, are
- * counted in both cases (uct_gdrx_events_graph_epoch).
+ * cache (gdrx's and UCP's) from libgdrx's CUDA allocation and free events.
+ * On a UCX without CUDA hooks of its own (libucm_cuda) gdrx raises both.
+ * Where UCX has them, it raises the allocations itself, but gdrx still
+ * raises every free it sees: UCX's hooks miss frees that gdrx's catch
+ * (cuCtxDestroy, cuDevicePrimaryCtxReset and cuIpcCloseMemHandle in every
+ * release; cuMemFreeAsync and cuMemUnmap before 1.15), and a free nobody
+ * raises leaves a memory-type cache entry and rcache regions naming memory
+ * that is gone.  A free UCX also raises is then raised twice: harmless,
+ * since a FREE only removes (an entry, a region) and removing twice, or
+ * removing what a later allocation put there, costs a lookup, never a
+ * wrong answer.  Graph launches, which neither sees otherwise, are counted
+ * in both cases (uct_gdrx_events_graph_epoch).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -123,11 +130,12 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
     uint32_t mask;
     int ret;
 
-    /* Graph launches in every case: neither UCX's hooks nor gdrx's see a
-     * graph's free nodes, only the launch that runs them. */
-    mask = GDRX_MEM_EVENT_GRAPH_LAUNCH;
+    /* Frees and graph launches in every case (see the top of the file;
+     * neither UCX's hooks nor gdrx's see a graph's free nodes, only the
+     * launch that runs them); allocations where UCX raises none. */
+    mask = GDRX_MEM_EVENT_GRAPH_LAUNCH | GDRX_MEM_EVENT_FREE;
     if (!ucx_hooks) {
-        mask |= GDRX_MEM_EVENT_ALLOC | GDRX_MEM_EVENT_FREE;
+        mask |= GDRX_MEM_EVENT_ALLOC;
     }
     ret = gdrx_mem_events_subscribe(mask, uct_gdrx_events_cb, NULL,
                                     &uct_gdrx_events_sub);

@@ -13,7 +13,6 @@
 #include "uct_gdrx_iface.h"
 #include "uct_gdrx_dma.h"
 #include "uct_gdrx_ep.h"
-#include "uct_gdrx_events.h"
 #include "uct_gdrx_gpu.h"
 #include "uct_gdrx_keycache.h"
 #include "uct_gdrx_md.h"
@@ -330,12 +329,11 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     }
     memset(self->counters, 0, sizeof(self->counters));
     self->counting = uct_gdrx_stats_wanted(gdrx_md->stats_dump);
-    /* Only where libgdrx itself revokes pins at CUDA frees (every free
-     * entry point hooked, whoever raises UCX's events: with UCX's hooks too)
-     * and one thread at a time drives this interface */
+    /* Only where libgdrx itself revokes pins at CUDA frees (md->events:
+     * every free entry point hooked, whoever else raises UCX's events) and
+     * one thread at a time drives this interface */
     uct_gdrx_keycache_init(&self->keycache,
                            (gdrx_md->rcache != NULL) && gdrx_md->events &&
-                           uct_gdrx_events_gdrx_revokes() &&
                            (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode !=
                             UCS_THREAD_MODE_MULTI));
     uct_gdrx_dma_init(&self->dma);

@@ -198,6 +198,25 @@ static ucs_status_t uct_gdrx_rkey_release(uct_component_t *component,
     return UCS_OK;
 }
 
+/* The allocation a memory query found may have been freed between the
+ * query and the entry written for it: its FREE (raised after CUDA released
+ * it) then came before the entry and removed nothing.  Asked again after
+ * the write, CUDA still names the same allocation, or the entry goes: a
+ * free after this check raises its FREE after the write, which removes it. */
+static void uct_gdrx_md_memtype_cache_confirm(const struct gdrx_mem_info *info)
+{
+    struct gdrx_mem_info now;
+
+    if (!UCT_GDRX_MEMTYPE_CACHE_WRITES) {
+        return; /* nothing was written */
+    }
+    if ((gdrx_mem_query(info->base, &now) != 0) ||
+        (now.buffer_id != info->buffer_id)) {
+        uct_gdrx_memtype_cache_remove((void*)(uintptr_t)info->base,
+                                      info->size);
+    }
+}
+
 static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
                                           size_t length,
                                           uct_gdrx_mem_attr_t *mem_attr)
@@ -238,6 +257,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
                                       UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(
                                               info.device));
+        uct_gdrx_md_memtype_cache_confirm(&info);
     }
 
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {

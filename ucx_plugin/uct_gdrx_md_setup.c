@@ -82,13 +82,24 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md, char *why,
      * the buffer id */
     md->events_state = md->setup.mem_events ? uct_gdrx_events_get() :
                                               UCT_GDRX_EVENTS_OFF;
-    md->events       = uct_gdrx_events_state_hears_frees(md->events_state);
+    md->events       = 0;
 
     status = uct_gdrx_md_open_ctx(md, why, why_len);
     if (status != UCS_OK) {
         uct_gdrx_md_put_events(md);
         md->events_state = UCT_GDRX_EVENTS_OFF;
         return status;
+    }
+
+    /* Cache hits trust the events only where every free reaches them: the
+     * bridge (or UCX's hooks) heard, and libgdrx hooked every free entry
+     * point of this libcuda (gdrx_open installs them for a subscriber).
+     * One landing missing, and hits check the buffer id (issue 29). */
+    md->events = uct_gdrx_events_state_hears_frees(md->events_state) &&
+                 uct_gdrx_events_gdrx_revokes();
+    if (uct_gdrx_events_state_hears_frees(md->events_state) && !md->events) {
+        ucs_debug("gdrx: not every CUDA free entry point is hooked: cache "
+                  "hits are checked against the allocation's buffer id");
     }
 
     if (md->setup.enable_rcache != UCS_NO) {

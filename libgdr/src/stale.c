@@ -182,7 +182,9 @@ void gdrx_core_release_end(struct gdrx_core_release *r, int released,
         gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
         /* A pin unpinned meanwhile dropped its holds (pin_state.c). */
         if (gdrx_ht_is_live(&pin->h, r->refs[i].id)) {
-            gdrx_pin_unfence(pin);
+            /* Revoked while still held, then let go: copies waiting on the
+             * hold see the revocation.  Let go first, and for a moment they
+             * would see the old mapping valid and copy memory CUDA freed. */
             if (released && !gdrx_pin_is_revoked(pin) && pin->state != GDRX_PIN_FORKED) {
                 gdrx_info("CUDA freed the memory of the pin of [%#llx, +%zu): revoked",
                           (unsigned long long)pin->req.dptr, pin->req.len);
@@ -190,6 +192,7 @@ void gdrx_core_release_end(struct gdrx_core_release *r, int released,
                 gdrx_pin_on_freed(pin);
                 hit = true;
             }
+            gdrx_pin_unfence(pin);
         }
         gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
         /* Each allocation once, however many of its pins went. */

@@ -6,11 +6,9 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * UCX is a third-party build, never part of this tree: it is looked for in
- * $GDRX_UCX_CUDA_PREFIX, then /opt/gdrx-ucx-cuda (config/deps.sh builds
- * it there), then third_party/ucx-1.13.1-cuda next to or above the source
- * tree.  Without it the cases are not registered: they count
- * as not run, never as passed.
+ * UCX is a third-party build, never part of this tree (tc_ucx_cuda_prefix
+ * says where it is looked for).  Without it the cases are not registered:
+ * they count as not run, never as passed.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,28 +35,7 @@ static char prefix[PATH_MAX];
 
 static int find_ucx(void)
 {
-    const char *env = getenv("GDRX_UCX_CUDA_PREFIX");
-    const char *src = getenv("GDRX_TEST_SRCDIR");
-    const char *cand[4] = { NULL, "/opt/gdrx-ucx-cuda", NULL, NULL };
-    char a[PATH_MAX], b[PATH_MAX], probe[PATH_MAX + 64];
-
-    cand[0] = env;
-    if (src) {
-        snprintf(a, sizeof(a), "%s/third_party/ucx-1.13.1-cuda", src);
-        snprintf(b, sizeof(b), "%s/../third_party/ucx-1.13.1-cuda", src);
-        cand[2] = a;
-        cand[3] = b;
-    }
-    for (int i = 0; i < 4; i++) {
-        if (!cand[i])
-            continue;
-        snprintf(probe, sizeof(probe), "%s/lib/ucx/libucm_cuda.so.0", cand[i]);
-        if (access(probe, R_OK) == 0) {
-            snprintf(prefix, sizeof(prefix), "%s", cand[i]);
-            return 1;
-        }
-    }
-    return 0;
+    return tc_ucx_cuda_prefix(prefix, sizeof(prefix));
 }
 
 static void *load(const char *rel)

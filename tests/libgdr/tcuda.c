@@ -7,9 +7,13 @@
 #include "../gpu/gpu_pattern.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct tcuda tc;
 struct tsim tsim;
@@ -181,4 +185,53 @@ void tc_report_skip(const char *suite, const char *why)
 {
     printf("NOT RUN: suite %s (%s); its cases are not registered\n", suite, why);
     fflush(stdout);
+}
+
+int tc_ucx_cuda_prefix(char *buf, size_t len)
+{
+    const char *env = getenv("GDRX_UCX_CUDA_PREFIX");
+    const char *src = getenv("GDRX_TEST_SRCDIR");
+    char a[PATH_MAX], b[PATH_MAX], probe[PATH_MAX + 64];
+    const char *cand[4] = { env, "/opt/gdrx-ucx-cuda", NULL, NULL };
+
+    if (src) {
+        snprintf(a, sizeof(a), "%s/third_party/ucx-1.13.1-cuda", src);
+        snprintf(b, sizeof(b), "%s/../third_party/ucx-1.13.1-cuda", src);
+        cand[2] = a;
+        cand[3] = b;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!cand[i])
+            continue;
+        snprintf(probe, sizeof(probe), "%s/lib/ucx/libucm_cuda.so.0", cand[i]);
+        if (access(probe, R_OK) == 0) {
+            snprintf(buf, len, "%s", cand[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int tc_take_landing(const char *entry)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    const uint8_t *fn = cuda ? dlsym(cuda, entry) : NULL;
+    int32_t rel;
+
+    if (cuda)
+        dlclose(cuda); /* fn stays: the program keeps libcuda loaded */
+    if (!fn) {
+        CU_FAIL("entry point of the loaded libcuda");
+        return -1;
+    }
+    /* the patch's jmp rel32 lands at fn + 5 + the 4 bytes after its opcode */
+    memcpy(&rel, fn + 1, sizeof(rel));
+    uintptr_t page = ((uintptr_t)fn + 5 + (intptr_t)rel) & ~(uintptr_t)4095;
+    void *m = mmap((void *)page, 4096, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m != (void *)page && !(m == MAP_FAILED && errno == EEXIST)) {
+        CU_FAIL("the landing page of an entry point");
+        return -1;
+    }
+    return 0;
 }

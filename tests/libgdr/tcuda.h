@@ -106,4 +106,17 @@ const struct gdrx_test_suite *tc_suites(const struct gdrx_test_suite *base,
  * so they count neither as passed nor as failed). */
 void tc_report_skip(const char *suite, const char *why);
 
+/* The prefix of a CUDA-enabled UCX 1.13.1 build (one whose
+ * lib/ucx/libucm_cuda.so.0 is readable), never part of this tree:
+ * $GDRX_UCX_CUDA_PREFIX, then /opt/gdrx-ucx-cuda (config/deps.sh builds it
+ * there), then third_party/ucx-1.13.1-cuda in or above $GDRX_TEST_SRCDIR.
+ * 1 and the prefix in buf, or 0 if there is none. */
+int tc_ucx_cuda_prefix(char *buf, size_t len);
+
+/* Keep libgdrx from hooking the libcuda entry point `entry`: map the page
+ * where its one-byte entry patch would land (entry_patch.h), as another
+ * library's patch might have.  Call before the hooks go in.  0, or CU_FAIL
+ * and -1. */
+int tc_take_landing(const char *entry);
+
 #endif /* GDRX_TCUDA_H */

@@ -172,27 +172,34 @@ struct copier {
     pthread_t  thread;
     gdrx_pin_t pin;
     void      *cpu;
-    int        rc, done;
+    int        rc, done, copied;
 };
 
-static void *copy_one(void *arg)
+#define COPIERS 3
+
+/* Copies until one fails: each that succeeds after the free began read
+ * memory CUDA was freeing (or had freed). */
+static void *copy_until_refused(void *arg)
 {
     struct copier *c = arg;
     char byte;
 
-    c->rc = gdrx_copy_from_mapping(c->pin, &byte, c->cpu, 1);
+    do
+        c->rc = gdrx_copy_from_mapping(c->pin, &byte, c->cpu, 1);
+    while (c->rc == 0 && ++c->copied < 1000);
     __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
 static struct {
-    struct copier copier;
+    struct copier copier[COPIERS];
     int           started, done_during_free, frees_during_free;
 } during;
 
-/* The sim's observer, inside cuMemFree, before the memory is reusable: a
- * copy started now must neither reach the memory nor fail yet (CUDA has
- * not said yes); and no FREE event has been raised. */
+/* The sim's observer, inside cuMemFree, before the memory is reusable:
+ * copies started now must neither reach the memory nor fail yet (CUDA has
+ * not said yes), and none may slip through when the hold ends before the
+ * revocation is seen; no FREE event has been raised. */
 static void freed_cb(const struct simcu_alloc_info *a, void *arg)
 {
     struct timespec ts = { 0, 50 * 1000 * 1000 };
@@ -200,14 +207,18 @@ static void freed_cb(const struct simcu_alloc_info *a, void *arg)
     (void)a;
     (void)arg;
     during.frees_during_free = frees;
-    if (pthread_create(&during.copier.thread, NULL, copy_one, &during.copier) != 0)
-        return;
-    during.started = 1;
+    for (int i = 0; i < COPIERS; i++) {
+        if (pthread_create(&during.copier[i].thread, NULL, copy_until_refused,
+                           &during.copier[i]) != 0)
+            return;
+        during.started++;
+    }
     nanosleep(&ts, NULL);
-    during.done_during_free = __atomic_load_n(&during.copier.done, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < COPIERS; i++)
+        during.done_during_free += __atomic_load_n(&during.copier[i].done, __ATOMIC_ACQUIRE);
 }
 
-static void test_free_holds_copies(void)
+static void free_with_copiers(void)
 {
     __typeof__(&simcu_set_observer) set_observer = cuda_sym("simcu_set_observer");
     simcu_observer_t obs = { .alloc_freed = freed_cb };
@@ -217,19 +228,32 @@ static void test_free_holds_copies(void)
         return;
     CU_ASSERT_PTR_NOT_NULL_FATAL(set_observer);
     memset(&during, 0, sizeof(during));
-    during.copier.pin = f.pin;
-    during.copier.cpu = f.cpu;
+    for (int i = 0; i < COPIERS; i++) {
+        during.copier[i].pin = f.pin;
+        during.copier[i].cpu = f.cpu;
+    }
     CU_ASSERT_EQUAL_FATAL(set_observer(&obs), 0);
     tc_free(f.a);
     set_observer(NULL);
-    CU_ASSERT_EQUAL_FATAL(during.started, 1);
-    pthread_join(during.copier.thread, NULL);
+    CU_ASSERT_EQUAL_FATAL(during.started, COPIERS);
+    for (int i = 0; i < COPIERS; i++) {
+        pthread_join(during.copier[i].thread, NULL);
+        CU_ASSERT_EQUAL(during.copier[i].copied, 0); /* not one got through */
+        CU_ASSERT_EQUAL(during.copier[i].rc, -ESTALE); /* they saw the revocation */
+    }
     CU_ASSERT_EQUAL(during.frees_during_free, 0); /* the event comes after */
-    CU_ASSERT_EQUAL(during.done_during_free, 0);  /* the copy waited */
-    CU_ASSERT_EQUAL(during.copier.rc, -ESTALE);   /* and then saw the revocation */
+    CU_ASSERT_EQUAL(during.done_during_free, 0);  /* the copies waited */
     CU_ASSERT_EQUAL(frees, 1);
     CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(f.sub), 0);
     CU_ASSERT_EQUAL(gdrx_close(f.g), 0);
+}
+
+/* The window between the end of the hold and the revocation is short:
+ * several frees, each with its copiers. */
+static void test_free_holds_copies(void)
+{
+    for (int round = 0; round < 30; round++)
+        free_with_copiers();
 }
 
 /* ------------------------- a reuse is reported after the old FREE */

@@ -63,6 +63,17 @@ tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK) -Wl,--export-dynamic
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+# The same cases next to a CUDA-enabled UCX (its own CUDA hooks on): the
+# program runs itself again with that UCX's libraries first.
+check_PROGRAMS += tests/ucx/test_rcache_ucx_hooks
+GDRX_SUITES    += tests/ucx/test_rcache_ucx_hooks
+tests_ucx_test_rcache_ucx_hooks_SOURCES  = tests/ucx/test_rcache.c
+tests_ucx_test_rcache_ucx_hooks_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DUT_UCX_HOOKS
+tests_ucx_test_rcache_ucx_hooks_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_rcache_ucx_hooks_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_rcache_ucx_hooks_LDFLAGS  = $(GDRX_UCX_TEST_LINK) -Wl,--export-dynamic
+EXTRA_tests_ucx_test_rcache_ucx_hooks_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 check_PROGRAMS += tests/ucx/test_reg
 GDRX_SUITES    += tests/ucx/test_reg
 tests_ucx_test_reg_SOURCES  = tests/ucx/test_reg.c
