@@ -350,11 +350,11 @@ static const char *permission_case_setup(void)
 static void test_hooks_section(void)
 {
     CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
-    HAS("\nCUDA hooks\n  hooked         14 of the 14 entry points this libcuda exports\n");
-    HAS("cuMemFree_v2, cuMemFreeAsync, cuMemUnmap, cuMemAlloc_v2");
+    HAS("\nCUDA hooks\n  hooked         15 of the 15 entry points this libcuda exports\n");
+    HAS("cuMemFree_v2, cuMemFreeAsync, cuMemUnmap, cuIpcCloseMemHandle,");
     LACKS("CUDA hooks:");
     CU_ASSERT_EQUAL(info("", "--no-ucx --json"), 0);
-    HAS("\"hooks\": {\"hooked\": \"14 of the 14 entry points this libcuda exports\"");
+    HAS("\"hooks\": {\"hooked\": \"15 of the 15 entry points this libcuda exports\"");
     CU_ASSERT_EQUAL(info("GDRX_FREE_HOOKS=0", "--no-ucx"), 0);
     HAS("\nCUDA hooks\n  state          not installed (GDRX_FREE_HOOKS=0");
 }

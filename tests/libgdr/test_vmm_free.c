@@ -3,6 +3,8 @@
  * libgdrx: cuMemUnmap revokes the pins of the range it unmapped, once
  * CUDA unmapped it; an unmap CUDA refuses (part of a mapping, nothing
  * mapped) and a cuMemFree of a mapped address revoke nothing (issue 29).
+ * An IPC import (cuIpcOpenMemHandle in another process) is revoked there
+ * by its cuIpcCloseMemHandle, which UCX's own CUDA hooks do not see.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,6 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tcuda.h"
 
@@ -171,9 +175,98 @@ static void test_refused_unmaps_revoke_nothing(void)
     free(want);
 }
 
+/* ------------------------------------------- an IPC import, closed */
+
+static struct {
+    __typeof__(&cuIpcGetMemHandle)     Get;
+    __typeof__(&cuIpcOpenMemHandle_v2) Open;
+    __typeof__(&cuIpcCloseMemHandle)   Close;
+} ipc;
+
+static int load_ipc(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *f[3] = { NULL, NULL, NULL };
+
+    if (lib) {
+        f[0] = dlsym(lib, "cuIpcGetMemHandle");
+        f[1] = dlsym(lib, "cuIpcOpenMemHandle_v2");
+        f[2] = dlsym(lib, "cuIpcCloseMemHandle");
+        dlclose(lib);
+    }
+    if (!f[0] || !f[1] || !f[2])
+        return -1;
+    memcpy(&ipc.Get, &f[0], sizeof(void *));
+    memcpy(&ipc.Open, &f[1], sizeof(void *));
+    memcpy(&ipc.Close, &f[2], sizeof(void *));
+    return 0;
+}
+
+/* In another process: open the import, pin and map it, check every byte
+ * through the mapping; a close CUDA refuses (of the process's own memory)
+ * revokes nothing; the close of the import revokes the pin (copies
+ * -ESTALE) with one FREE of the import's range.  Returns the failed checks. */
+static int ipc_importer(CUipcMemHandle handle, CUdeviceptr own)
+{
+    unsigned char *buf = malloc(LEN), *want = malloc(LEN);
+    CUdeviceptr p = 0;
+    gdrx_mem_sub_t sub;
+    gdrx_pin_t pin;
+    void *cpu = NULL;
+    gdrx_t g;
+    int bad = 0;
+
+    frees = 0;
+    if (!buf || !want || gdrx_open(NULL, &g) != 0 || ipc.Open(&p, handle, 0) != CUDA_SUCCESS ||
+        gdrx_pin(g, p, LEN, 0, &pin) != 0 || gdrx_map(g, pin, &cpu) != 0 ||
+        gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, count_free, NULL, &sub) != 0)
+        return 100;
+    tc_pattern(want, LEN, 5);
+    bad += gdrx_copy_from_mapping(pin, buf, cpu, LEN) != 0 || memcmp(buf, want, LEN) != 0;
+    bad += ipc.Close(own) != CUDA_ERROR_INVALID_VALUE; /* not an import */
+    bad += gdrx_copy_from_mapping(pin, buf, cpu, 1) != 0 || frees != 0;
+    bad += ipc.Close(p) != CUDA_SUCCESS;
+    bad += gdrx_copy_from_mapping(pin, buf, cpu, 1) != -ESTALE;
+    bad += frees != 1 || freed_base != p || freed_size != LEN;
+    bad += gdrx_mem_events_unsubscribe(sub) != 0 || gdrx_close(g) != 0;
+    free(buf);
+    free(want);
+    return bad;
+}
+
+/* cuIpcCloseMemHandle in the importer revokes its pins there; the
+ * exporter's memory keeps its bytes. */
+static void test_ipc_close_revokes(void)
+{
+    CUipcMemHandle handle;
+    CUdeviceptr d, own;
+    int status = -1;
+
+    if (tc_setup(0) || load_ipc()) {
+        CU_FAIL("no CUDA IPC");
+        return;
+    }
+    CU_ASSERT_FATAL((d = tc_alloc(LEN)) != 0);
+    CU_ASSERT_FATAL((own = tc_alloc(4096)) != 0);
+    tc_fill(d, LEN, 5);
+    CU_ASSERT_EQUAL_FATAL(ipc.Get(&handle, d), CUDA_SUCCESS);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0)
+        _exit(ipc_importer(handle, own));
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+    CU_ASSERT(tc_check(d, LEN, 5));
+    tc_free(d);
+    tc_free(own);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_unmap_revokes),
     GDRX_TEST_CASE(test_refused_unmaps_revoke_nothing),
+    GDRX_TEST_CASE(test_ipc_close_revokes),
     GDRX_TEST_END,
 };
 

@@ -19,6 +19,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_device.c \
 	tests/sim/sim_context.c \
 	tests/sim/sim_vmm.c \
+	tests/sim/sim_ipc.c \
 	tests/sim/sim_memory.c \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_stream.c \

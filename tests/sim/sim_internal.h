@@ -78,6 +78,8 @@ struct sim_object {
     int                       device;
     struct CUctx_st          *ctx;    /* the context that owns it (VMM: none) */
     struct sim_vmm_handle    *vmm;    /* a cuMemMap of this handle's pages, or NULL */
+    int                       ipc;    /* with vmm: a cuIpcOpenMemHandle mapping, whose
+                                         VA is the sim's (sim_ipc.c) */
     int                       shared; /* a pool for sub-allocations */
     uint64_t                  va;
     size_t                    size;
@@ -153,14 +155,22 @@ void sim_mem_free_ctx(const struct CUctx_st *ctx);
  * none is left. */
 uint64_t sim_va_take(int device, size_t size);
 void sim_va_release(int device, uint64_t va, size_t size);
-/* VMM (sim_vmm.c): an object at va showing [bk + offset, + size) of the
- * handle's pages, with one allocation spanning it; and its removal
- * (CUDA_ERROR_INVALID_VALUE unless a mapping of exactly size starts at va). */
+/* VMM (sim_vmm.c) and IPC (sim_ipc.c): an object at va showing
+ * [bk + offset, + size) of the handle's pages, with one allocation:
+ * spanning it (part NULL), or part[0] bytes from part[1] (an IPC import of
+ * one allocation of the exporter's object); and its removal
+ * (CUDA_ERROR_INVALID_VALUE unless a mapping of that kind starts at va, of
+ * exactly size bytes for VMM). */
 CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
-                         const struct sim_backing_object *bk, int device);
-CUresult sim_mem_unmap_vmm(uint64_t va, size_t size);
+                         const struct sim_backing_object *bk, int device, const size_t *part);
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size, int ipc);
 /* sim_vmm.c: a mapping of h went (its object was destroyed). */
 void sim_vmm_unmapped(struct sim_vmm_handle *h);
+/* sim_vmm.c: a released handle of size bytes of fd from offset (the fd is
+ * the handle's from now on, mapped for the sim's CPU view), for one
+ * mapping that the caller makes next. */
+CUresult sim_vmm_adopt(int fd, off_t offset, size_t size, int device,
+                       struct sim_vmm_handle **out, struct sim_backing_object *bk);
 
 /* sim_stream.c (without sim.lock held) */
 /* Whether work may be queued on s in the current context: CUDA_SUCCESS

@@ -296,7 +296,7 @@ void sim_va_release(int device, uint64_t va, size_t size)
 }
 
 CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm_handle *h,
-                         const struct sim_backing_object *bk, int device)
+                         const struct sim_backing_object *bk, int device, const size_t *part)
 {
     struct sim_alloc *a = calloc(1, sizeof(*a));
     struct sim_object *o = calloc(1, sizeof(*o));
@@ -314,8 +314,10 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     o->vmm = h;
     o->va = va;
     o->size = size;
-    a->size = size;
-    a->span = size;
+    o->ipc = part != NULL;
+    a->offset = part ? part[1] : 0;
+    a->size = part ? part[0] : size;
+    a->span = part ? sim_round_up(part[0], sim.suballoc_align ? sim.suballoc_align : 1) : size;
     sim_lock();
     o->id = ++sim.next_object_id;
     add_object_locked(o, a);
@@ -324,7 +326,7 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     return CUDA_SUCCESS;
 }
 
-static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size);
+static CUresult free_alloc(CUdeviceptr dptr, int kind, size_t size);
 
 /* Free the live allocation based at dptr; CUDA_ERROR_INVALID_VALUE if
  * there is none (a VMM mapping goes by cuMemUnmap only). */
@@ -333,20 +335,22 @@ CUresult sim_mem_free(CUdeviceptr dptr)
     return free_alloc(dptr, 0, 0);
 }
 
-CUresult sim_mem_unmap_vmm(uint64_t va, size_t size)
+CUresult sim_mem_unmap_vmm(uint64_t va, size_t size, int ipc)
 {
-    return free_alloc(va, 1, size);
+    return free_alloc(va, ipc ? 2 : 1, size);
 }
 
-/* vmm: only a VMM mapping, of exactly size bytes. */
-static CUresult free_alloc(CUdeviceptr dptr, int vmm, size_t size)
+/* kind 0: a cuMemAlloc'ed allocation; 1: only a VMM mapping, of exactly
+ * size bytes; 2: only an IPC import. */
+static CUresult free_alloc(CUdeviceptr dptr, int kind, size_t size)
 {
     struct simcu_alloc_info info;
 
     sim_lock();
     struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (!a || a->obj->va + a->offset != dptr || !a->obj->vmm != !vmm ||
-        (vmm && a->size != size)) {
+    int have = a ? (a->obj->vmm ? 1 + a->obj->ipc : 0) : -1;
+    if (!a || a->obj->va + a->offset != dptr || have != kind ||
+        (kind == 1 && a->size != size)) {
         sim_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }

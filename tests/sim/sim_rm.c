@@ -16,7 +16,7 @@
  *                whole VA range onto it;
  *   object gone  UVM_FREE, then RM_FREE;
  *   cuIpcGetMemHandle  RM_SHARE (RS_SHARE_TYPE_ALL) and the observed
- *                64-byte handle layout;
+ *                64-byte handle layout's RM words (sim_ipc.c the rest);
  *   cuMemGetHandleForAddressRange  NV_ESC_EXPORT_TO_DMABUF_FD on a
  *                /dev/nvidiaN fd naming (hClient, hMemory, offset).
  * The emulator is found through weak references to its control functions.
@@ -305,12 +305,11 @@ static struct rm_obj *find_locked(CUdeviceptr p, struct simcu_alloc_info *info)
     return NULL;
 }
 
-CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+CUresult simcu_rm_ipc_handle(CUdeviceptr dptr, uint32_t w[16])
 {
-    CUresult rc = sim_begin_out("cuIpcGetMemHandle", 0, handle);
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    CUresult rc = CUDA_SUCCESS;
     struct simcu_alloc_info info;
+
     pthread_mutex_lock(&rm.lock);
     struct rm_obj *o = rm.active ? find_locked(dptr, &info) : NULL;
     if (!rm.active) {
@@ -326,21 +325,15 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
         if (rm_call(NVRM_ESC_RM_SHARE, &s, sizeof(s)) != 0 || s.status != NVRM_OK) {
             rc = CUDA_ERROR_OPERATING_SYSTEM;
         } else {
-            uint32_t w[16];
             uint64_t host = (uint64_t)(uintptr_t)&rm;
-            memset(w, 0, sizeof(w));
             w[0] = (uint32_t)host;
             w[1] = (uint32_t)(host >> 32);
-            w[2] = (uint32_t)getpid();
-            w[NVRM_IPC_WORD_SIZE] = (uint32_t)info.alloc_size;
             w[6] = 0x200;
-            w[NVRM_IPC_WORD_OFFSET] = (uint32_t)info.offset;
             w[8] = rm.gpu_id[o->device];
             w[9] = 0xff00;
             w[10] = 0x33;
             w[NVRM_IPC_WORD_HCLIENT] = rm.h_client;
             w[NVRM_IPC_WORD_HMEMORY] = o->h_memory;
-            memcpy(handle->reserved, w, sizeof(w));
         }
     }
     pthread_mutex_unlock(&rm.lock);

@@ -21,6 +21,10 @@ void simcu_rm_object_created(const struct simcu_alloc_info *obj);
 /* cuMemGetHandleForAddressRange succeeded for [dptr, +size) (one object):
  * the export the real libcuda sends the RM.  0, or -errno: CUDA fails. */
 int simcu_rm_range_exported(CUdeviceptr dptr, size_t size);
+/* cuIpcGetMemHandle of the allocation based at dptr: the RM share and the
+ * words of the handle the real libcuda fills from it (the rest is
+ * sim_ipc.c's).  CUDA_ERROR_NOT_SUPPORTED without the emulator. */
+CUresult simcu_rm_ipc_handle(CUdeviceptr dptr, uint32_t w[16]);
 /* An object is being destroyed, before its file is closed. */
 void simcu_rm_object_destroyed(uint64_t object_id);
 

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define GRANULE SIM_OBJECT_ALIGN
@@ -35,6 +36,8 @@ struct sim_vmm_handle {
     int                       released; /* cuMemRelease was called */
     int                       mappings;
     CUmemAllocationHandleType types;    /* exportable as */
+    int                       adopted;  /* pages of another process (sim_vmm_adopt):
+                                           ours to unmap and close, not the backing's */
 };
 
 struct reservation {
@@ -77,9 +80,45 @@ static void put_unlock(struct sim_vmm_handle *h)
     }
     pthread_mutex_unlock(&vmm_lock);
     if (gone) {
-        sim.backing->destroy(&h->bk);
+        if (h->adopted) {
+            munmap(h->bk.cpu, h->bk.size);
+            close(h->bk.fd);
+        } else {
+            sim.backing->destroy(&h->bk);
+        }
         free(h);
     }
+}
+
+CUresult sim_vmm_adopt(int fd, off_t offset, size_t size, int device,
+                       struct sim_vmm_handle **out, struct sim_backing_object *bk)
+{
+    struct sim_vmm_handle *h = calloc(1, sizeof(*h));
+    void *cpu = h ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset)
+                  : MAP_FAILED;
+
+    if (cpu == MAP_FAILED) {
+        free(h);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    h->bk.fd = fd;
+    h->bk.offset = 0; /* the CPU view starts at the object's first byte */
+    h->bk.cpu = cpu;
+    h->bk.size = size;
+    h->size = size;
+    h->device = device;
+    h->released = 1;
+    h->mappings = 1;
+    h->adopted = 1;
+    pthread_mutex_lock(&vmm_lock);
+    h->next = handles;
+    handles = h;
+    pthread_mutex_unlock(&vmm_lock);
+    /* the object's file offset, as the exporter's backing has it */
+    *bk = h->bk;
+    bk->offset = offset;
+    *out = h;
+    return CUDA_SUCCESS;
 }
 
 void sim_vmm_unmapped(struct sim_vmm_handle *h)
@@ -245,7 +284,7 @@ SIM_IMPL CUresult impl_mem_map(CUdeviceptr ptr, size_t size, size_t offset,
     struct sim_backing_object bk = h->bk;
     int device = h->device;
     pthread_mutex_unlock(&vmm_lock);
-    rc = sim_mem_map_vmm(ptr, size, offset, h, &bk, device);
+    rc = sim_mem_map_vmm(ptr, size, offset, h, &bk, device, NULL);
     if (rc != CUDA_SUCCESS)
         sim_vmm_unmapped(h);
     return rc;
@@ -259,7 +298,7 @@ SIM_IMPL CUresult impl_mem_unmap(CUdeviceptr ptr, size_t size)
     CUresult rc = sim_begin("cuMemUnmap", 0);
     if (rc != CUDA_SUCCESS)
         return rc;
-    return sim_mem_unmap_vmm(ptr, size);
+    return sim_mem_unmap_vmm(ptr, size, 0);
 }
 SIM_ENTRY(cuMemUnmap, impl_mem_unmap);
 

@@ -1,6 +1,7 @@
 /*
  * test_sim_vmm.c - the simulated GPU's virtual memory management: create,
- * reserve, map, access, unmap, release, export; and what each refuses.
+ * reserve, map, access, unmap, release, export; IPC handles across
+ * processes; and what each refuses.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -8,6 +9,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static CUmemAllocationProp device_prop(int dev, CUmemAllocationHandleType types)
@@ -145,9 +147,67 @@ static void test_export_fd(void)
     CU_ASSERT_EQUAL(cuMemAddressFree(va, 2 * MiB), CUDA_SUCCESS);
 }
 
+/* IPC across processes: a child opens the parent's allocation at its own
+ * address, sees the parent's bytes and writes its own that the parent then
+ * reads; the import is its own allocation (range), cuMemFree and cuMemUnmap
+ * refuse it, cuIpcCloseMemHandle unmaps it once, and the parent's memory
+ * is untouched by the close.  Exit status: the child's failed checks. */
+static int ipc_child(CUipcMemHandle handle, CUdeviceptr parent_ptr, size_t len)
+{
+    unsigned char want[8192], got[8192];
+    CUdeviceptr p = 0, base = 0;
+    size_t size = 0;
+    int bad = 0;
+
+    bad += cuIpcOpenMemHandle_v2(&p, handle, 2) != CUDA_ERROR_INVALID_VALUE; /* bad flags */
+    bad += cuIpcOpenMemHandle_v2(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) != CUDA_SUCCESS;
+    bad += p == 0 || p == parent_ptr;
+    bad += cuMemGetAddressRange(&base, &size, p + 100) != CUDA_SUCCESS || base != p || size != len;
+    sim_test_fill(want, sizeof(want), 7);
+    bad += cuMemcpyDtoH(got, p, sizeof(got)) != CUDA_SUCCESS || memcmp(got, want, sizeof(got));
+    sim_test_fill(want, sizeof(want), 8);
+    bad += cuMemcpyHtoD(p + 4096, want, sizeof(want)) != CUDA_SUCCESS;
+    bad += cuMemFree(p) != CUDA_ERROR_INVALID_VALUE;       /* not cuMemAlloc's */
+    bad += cuMemUnmap(p, len) != CUDA_ERROR_INVALID_VALUE; /* nor a VMM mapping */
+    bad += cuIpcCloseMemHandle(p) != CUDA_SUCCESS;
+    bad += cuIpcCloseMemHandle(p) != CUDA_ERROR_INVALID_VALUE; /* once */
+    bad += cuMemGetAddressRange(&base, &size, p) == CUDA_SUCCESS;
+    return bad;
+}
+
+static void test_ipc(void)
+{
+    const size_t len = 3 * MiB + 4096;
+    unsigned char in[8192], out[8192];
+    CUipcMemHandle handle;
+    CUdeviceptr d, other;
+    int status = -1;
+
+    sim_test_setup();
+    CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&d, len), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&other, 4096), CUDA_SUCCESS);
+    sim_test_fill(in, sizeof(in), 7);
+    CU_ASSERT_EQUAL(cuMemcpyHtoD(d, in, sizeof(in)), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d + 1), CUDA_ERROR_INVALID_VALUE); /* not a base */
+    CU_ASSERT_EQUAL_FATAL(cuIpcGetMemHandle(&handle, d), CUDA_SUCCESS);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0)
+        _exit(ipc_child(handle, d, len));
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sim_test_fill(in, sizeof(in), 8);
+    CU_ASSERT_EQUAL(cuMemcpyDtoH(out, d + 4096, sizeof(out)), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(in, out, sizeof(out)), 0); /* the child's bytes */
+    CU_ASSERT_EQUAL(cuMemFree(d), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemFree(other), CUDA_SUCCESS);
+}
+
 const struct gdrx_test_case sim_vmm_cases[] = {
     GDRX_TEST_CASE(test_map_unmap_release),
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_export_fd),
+    GDRX_TEST_CASE(test_ipc),
     GDRX_TEST_END,
 };
