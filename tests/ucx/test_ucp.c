@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ut_ucp.h"
@@ -382,6 +383,68 @@ static void test_left_out_loads_no_cuda(void)
                                   "libcuda mapped 1 initialised 1"));
 }
 
+/* The caches-off mode ucx_plugin/README.md documents for a job that wants
+ * no CUDA hooks: UCX_GDRX_MEM_EVENTS=n installs none (no events reach UCP)
+ * and UCX_MEMTYPE_CACHE=n makes UCP ask the MDs for every buffer.  Both
+ * must be in the environment when UCX loads (libucs reads its global
+ * options then), so the case runs in a copy of this program started so
+ * (test_caches_off).  Every direction, sizes from 1 byte to past the
+ * rendezvous threshold, with the sim handing each freed buffer's address
+ * to the next allocation: every byte arrives, gdrx moved the device bytes,
+ * no event was raised and cache hits were checked against the buffer id. */
+#define UT_CACHES_OFF_ENV "UT_UCP_CACHES_OFF"
+
+static void test_caches_off_run(void)
+{
+    static const size_t sizes[] = {1, 4097, 70000};
+    static const enum ut_kind dirs[][2] = {
+        {UT_DEV, UT_DEV}, {UT_DEV, UT_HOST}, {UT_HOST, UT_DEV}
+    };
+    struct ut_ucp t;
+    uint32_t seed = 40;
+    size_t i, j;
+    int round;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    ut_ucp_memtype_cache = "n";
+    ut_ucp_open(&t);
+    for (round = 0; round < 3; ++round) {
+        for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); ++i) {
+            for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); ++j) {
+                ut_transfer(&t, dirs[i][0], dirs[i][1], sizes[j], ++seed);
+            }
+        }
+    }
+    ut_ucp_close(&t);
+    CU_ASSERT(ut_stats_has(t.stats, "events_source off"));
+    CU_ASSERT(ut_stats_has(t.stats, "cache_check buffer-id"));
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "events_alloc"), 0);
+    CU_ASSERT(ut_gdrx_bytes(t.stats) > 0);
+}
+
+static void test_caches_off(void)
+{
+    static const char *const env[] = {
+        UT_CACHES_OFF_ENV "=1", "UCX_MEMTYPE_CACHE=n", "UCX_GDRX_MEM_EVENTS=n", NULL
+    };
+    static struct gdrx_test_rerun r;
+
+    gdrx_test_rerun(env, "test_caches_off_run", &r);
+    CU_ASSERT_FATAL(r.status >= 0);
+    CU_ASSERT(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    CU_ASSERT(r.ran == 1 && r.passed == 1);
+    if (r.ran != 1 || r.passed != 1) {
+        fprintf(stderr, "    the copy said:\n%s\n", r.output);
+    }
+}
+
+static const struct gdrx_test_case caches_off_cases[] = {
+    GDRX_TEST_CASE(test_caches_off_run),
+    GDRX_TEST_END
+};
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_left_out_loads_no_cuda),
     GDRX_TEST_CASE(test_left_out_installs_nothing),
@@ -395,6 +458,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_offsets_one_pin),
     GDRX_TEST_CASE(test_offsets_one_pin_v2),
     GDRX_TEST_CASE(test_mem_map_cuda),
+    GDRX_TEST_CASE(test_caches_off),
     GDRX_TEST_END
 };
 
@@ -411,6 +475,11 @@ static const struct gdrx_test_suite suites[] = {
     GDRX_SUITE_END
 };
 
+static const struct gdrx_test_suite caches_off_suites[] = {
+    { "ucx_ucp_caches_off", ut_suite_init, NULL, caches_off_cases },
+    GDRX_SUITE_END
+};
+
 static const struct gdrx_test_suite sim_suites[] = {
     { "ucx_ucp_sim", ut_suite_init, NULL, sim_cases },
     GDRX_SUITE_END
@@ -422,6 +491,9 @@ int main(int argc, char **argv)
 
     if (child != NULL) {
         return ut_child_main(child);
+    }
+    if (getenv(UT_CACHES_OFF_ENV) != NULL) {
+        return gdrx_test_main(argc, argv, caches_off_suites);
     }
 
     if (tc_load() && (tsim.fail_next != NULL)) {

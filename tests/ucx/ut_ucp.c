@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *ut_ucp_memtype_cache;
+
 ucs_status_t ut_ucp_init(struct ut_ucp *t, const char *tls,
                          const char *backend)
 {
@@ -22,7 +24,11 @@ ucs_status_t ut_ucp_init(struct ut_ucp *t, const char *tls,
     unlink(t->stats);
     setenv("UCX_GDRX_STATS_DUMP", t->stats, 1);
     setenv("UCX_TLS", tls, 1);
-    unsetenv("UCX_MEMTYPE_CACHE");
+    if (ut_ucp_memtype_cache != NULL) {
+        setenv("UCX_MEMTYPE_CACHE", ut_ucp_memtype_cache, 1);
+    } else {
+        unsetenv("UCX_MEMTYPE_CACHE");
+    }
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features   = UCP_FEATURE_TAG;
     status = ucp_config_read(NULL, NULL, &config);

@@ -21,6 +21,9 @@ struct ut_ucp {
     char          stats[128]; /* UCX_GDRX_STATS_DUMP file */
 };
 
+/* UCX_MEMTYPE_CACHE for the next ut_ucp_init (NULL: UCX's default). */
+extern const char *ut_ucp_memtype_cache;
+
 /* UCP over UCX_TLS=tls, gdrx's counters to t->stats; backend, if not NULL,
  * is set for gdrx's MD through UCP's own configuration (ucp_config_modify,
  * as a program or MPI library may do).  No CUnit assertion in this and the
