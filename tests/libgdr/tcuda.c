@@ -235,3 +235,16 @@ int tc_take_landing(const char *entry)
     }
     return 0;
 }
+
+int tc_main_with_sim(int argc, char **argv, const struct gdrx_test_suite *suites,
+                     const struct gdrx_test_suite *sim_suites)
+{
+    const struct gdrx_test_suite *all = suites;
+
+    tc_default_backend();
+    if (tc_load() && tsim.fail_next)
+        all = tc_suites(suites, sim_suites);
+    else
+        tc_report_skip(sim_suites[0].name, "the simulated GPU's control API is not there");
+    return gdrx_test_main(argc, argv, all);
+}

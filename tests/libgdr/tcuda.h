@@ -102,6 +102,13 @@ gdrx_t tc_open(void);
 const struct gdrx_test_suite *tc_suites(const struct gdrx_test_suite *base,
                                         const struct gdrx_test_suite *extra);
 
+/* main() of a suite program whose sim_suites need the simulated GPU's
+ * control API (failure injection): with the backend the environment
+ * selects, suites and, where the sim is loaded, sim_suites; else
+ * sim_suites are reported as not run. */
+int tc_main_with_sim(int argc, char **argv, const struct gdrx_test_suite *suites,
+                     const struct gdrx_test_suite *sim_suites);
+
 /* Print that a suite's cases did not run and why (they are not registered,
  * so they count neither as passed nor as failed). */
 void tc_report_skip(const char *suite, const char *why);

@@ -179,11 +179,5 @@ static const struct gdrx_test_suite sim_suites[] = {
 
 int main(int argc, char **argv)
 {
-    tc_default_backend();
-    const struct gdrx_test_suite *all = suites;
-    if (tc_load() && tsim.fail_next)
-        all = tc_suites(suites, sim_suites);
-    else
-        tc_report_skip("contexts_sim", "the simulated GPU's control API is not there");
-    return gdrx_test_main(argc, argv, all);
+    return tc_main_with_sim(argc, argv, suites, sim_suites);
 }
