@@ -10,7 +10,9 @@ GDRX_HOOKS_SOURCES = \
 	libgdr/src/hooks/proc_maps.h \
 	libgdr/src/hooks/proc_maps.c \
 	libgdr/src/hooks/cuda_hooks.h \
-	libgdr/src/hooks/cuda_hooks.c
+	libgdr/src/hooks/cuda_hooks_priv.h \
+	libgdr/src/hooks/cuda_hooks.c \
+	libgdr/src/hooks/cuda_hooks_handlers.c
 # The GOT import patcher, for the nvrm backend alone.
 GDRX_GOT_IMPORT_SOURCES = \
 	libgdr/src/hooks/got_elf.h \
