@@ -239,7 +239,8 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
         return uct_gdrx_mem_status(ret);
     }
 
-    if ((uintptr_t)address + length > info.base + info.size) {
+    if (!uct_gdrx_range_holds(info.base, info.size, (uintptr_t)address,
+                              length)) {
         return UCS_ERR_INVALID_ADDR;
     }
 

@@ -149,8 +149,6 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err);
  * revoking the pin if so), 0 if not, negative errno if that could not be
  * told. */
 int  gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin);
-/* Revoke every pin overlapping [base, base+size) now (tests). */
-void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg);
 /* stale.c: a hooked CUDA call may release memory
  * (gdrx_cuda_hooks_release: a range, a primary context or a context).
  * Before it: hold the live pins of what it releases; returns the token

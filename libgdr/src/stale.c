@@ -205,10 +205,3 @@ void gdrx_core_release_end(struct gdrx_core_release *r, int released,
     }
     free(r);
 }
-
-/* Free (hooked calls hold first: gdrx_core_release_begin). */
-void gdrx_core_memory_freed(uint64_t base, size_t size, void *arg)
-{
-    (void)arg;
-    gdrx_core_release_end(gdrx_core_release_begin(base, size, -1, NULL), 1, NULL);
-}

@@ -16,6 +16,7 @@
 #include "core_fake.h"
 #include "gdrx_test.h"
 #include "pin_index.h"
+#include "range.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)
@@ -68,6 +69,13 @@ static int unpin(struct gdrx_ctx *ctx, uint64_t id)
 {
     struct gdrx_pin *pin = fake_locked(ctx, id);
     return pin ? gdrx_pin_on_unpin(pin) : -1;
+}
+
+/* CUDA freed [base, +size): what a hooked free does around the driver's
+ * call, when the driver said yes. */
+static void memory_freed(uint64_t base, size_t size)
+{
+    gdrx_core_release_end(gdrx_core_release_begin(base, size, -1, NULL), 1, NULL);
 }
 
 static void touch(void *arg)
@@ -136,7 +144,7 @@ static void test_states_and_errors(void)
     CU_ASSERT_EQUAL(gdrx_copy_to_mapping(handle(id), cpu, buf, 1), -EINVAL);
     CU_ASSERT_EQUAL(fk.unmaps, 1);
     /* freed while not mapped: REVOKED, the backend pin released at once */
-    gdrx_core_memory_freed(ALLOC_A, 2 * MiB, NULL);
+    memory_freed(ALLOC_A, 2 * MiB);
     CU_ASSERT_EQUAL(state_of(&ctx, id), GDRX_PIN_REVOKED);
     CU_ASSERT_EQUAL(fk.unpins, 1);
     CU_ASSERT_EQUAL(map(&ctx, id, &cpu), -ESTALE);
@@ -161,7 +169,7 @@ static void test_revoke_mapped(void)
     fake_ctx_init(&ctx);
     fake_alloc(ALLOC_A, 2 * MiB);
     fake_pin_map(&ctx, ALLOC_A, 64 * KiB, &id, &cpu);
-    gdrx_core_memory_freed(ALLOC_A, 2 * MiB, NULL);
+    memory_freed(ALLOC_A, 2 * MiB);
     CU_ASSERT_EQUAL(state_of(&ctx, id), GDRX_PIN_REVOKED_MAPPED);
     CU_ASSERT_EQUAL(fk.unpins, 1);
     CU_ASSERT_EQUAL(fk.unmaps, 0); /* replaced, not unmapped */
@@ -191,7 +199,7 @@ static void test_failed_replacement_keeps_range(void)
     fake_alloc(ALLOC_A, 2 * MiB);
     fake_pin_map(&ctx, ALLOC_A, 64 * KiB, &id, &cpu);
     fk.revoke_mmap_errno = ENOMEM;
-    gdrx_core_memory_freed(ALLOC_A, 2 * MiB, NULL);
+    memory_freed(ALLOC_A, 2 * MiB);
     CU_ASSERT_EQUAL(state_of(&ctx, id), GDRX_PIN_REVOKED_LEAKED);
     CU_ASSERT_EQUAL(fk.unpins, 1);
     CU_ASSERT_EQUAL(fk.unmaps, 0);
@@ -235,7 +243,7 @@ static void test_free_sees_only_its_pins(void)
     CU_ASSERT_EQUAL(gdrx_pin_index_find(ALLOC_A + 2 * MiB, ALLOC_B, refs, 4), 0);
     CU_ASSERT_EQUAL(gdrx_pin_index_find(ALLOC_A + MiB, ALLOC_A + MiB + 1, refs, 1), 3);
 
-    gdrx_core_memory_freed(ALLOC_A, 2 * MiB, NULL);
+    memory_freed(ALLOC_A, 2 * MiB);
     for (int i = 0; i < 3; i++)
         CU_ASSERT_EQUAL(state_of(&ctx, a[i]), GDRX_PIN_REVOKED);
     CU_ASSERT_EQUAL(state_of(&ctx, b), GDRX_PIN_PINNED);
@@ -244,7 +252,7 @@ static void test_free_sees_only_its_pins(void)
     fake_free(ALLOC_B);
     fake_alloc(ALLOC_B + MiB, MiB);
     CU_ASSERT_EQUAL(gdrx_pin_create(&ctx, ALLOC_B + MiB, 100, 0, &id), 0);
-    gdrx_core_memory_freed(ALLOC_B + MiB, MiB, NULL);
+    memory_freed(ALLOC_B + MiB, MiB);
     CU_ASSERT_EQUAL(state_of(&ctx, id), GDRX_PIN_REVOKED);
     /* b's recorded range [B, B+4M) starts before the freed one: found too */
     CU_ASSERT_EQUAL(state_of(&ctx, b), GDRX_PIN_REVOKED);
@@ -453,6 +461,51 @@ static void two_pins(void *arg)
     take_two(GDRX_LOCK_PIN, GDRX_LOCK_PIN);
 }
 
+/* gdrx_range_within (range.h), every containment check of libgdrx and
+ * the UCX plugin: the edges, then random ranges against 128-bit sums. */
+static void test_range_within(void)
+{
+    const uint64_t top = UINT64_MAX;
+
+    CU_ASSERT(gdrx_range_within(100, 50, 100, 50));     /* equal */
+    CU_ASSERT(gdrx_range_within(100, 50, 149, 1));      /* last byte */
+    CU_ASSERT(!gdrx_range_within(100, 50, 149, 2));     /* one past */
+    CU_ASSERT(!gdrx_range_within(100, 50, 99, 1));      /* one before */
+    CU_ASSERT(!gdrx_range_within(100, 50, 100, 51));
+    CU_ASSERT(gdrx_range_within(100, 50, 120, 0));      /* empty, inside */
+    CU_ASSERT(gdrx_range_within(100, 50, 150, 0));      /* empty, at the end */
+    CU_ASSERT(!gdrx_range_within(100, 50, 151, 0));     /* empty, past it */
+    CU_ASSERT(!gdrx_range_within(100, 50, 99, 0));      /* empty, before it */
+    CU_ASSERT(gdrx_range_within(100, 0, 100, 0));       /* empty in empty */
+    CU_ASSERT(!gdrx_range_within(100, 0, 100, 1));
+    /* Ranges ending at 2^64, and claims past it (a naive lo + len wraps). */
+    CU_ASSERT(gdrx_range_within(top - 10, 11, top, 1));
+    CU_ASSERT(!gdrx_range_within(top - 10, 11, top, 2));
+    CU_ASSERT(gdrx_range_within(0, top, 0, top));
+    CU_ASSERT(!gdrx_range_within(0, top, 1, top));
+    CU_ASSERT(!gdrx_range_within(10, 20, 15, top));
+    CU_ASSERT(!gdrx_range_within(top - 10, 11, top, top));
+    CU_ASSERT(gdrx_range_within(top - 10, 100, top - 5, 5)); /* base + size wraps */
+    CU_ASSERT(!gdrx_range_within(top - 10, 100, 5, 5));
+#ifdef __SIZEOF_INT128__
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v[4];
+        for (int k = 0; k < 4; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+            /* near 0, near 2^64, or anywhere, so the edges meet */
+            v[k] = (x & 3) == 0 ? (x >> 2) % 64 : (x & 3) == 1 ? top - (x >> 2) % 64 : x;
+        }
+        unsigned __int128 base = v[0], size = v[1], lo = v[2], len = v[3];
+        int want = lo >= base && lo + len <= base + size;
+        if (gdrx_range_within(v[0], v[1], v[2], v[3]) != want) {
+            CU_FAIL("gdrx_range_within disagrees with the 128-bit sums");
+            break;
+        }
+    }
+#endif
+}
+
 static void test_lock_order_checked(void)
 {
     CU_ASSERT_EQUAL(gdrx_test_signal_of(in_order, NULL), 0);
@@ -462,6 +515,7 @@ static void test_lock_order_checked(void)
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_lock_order_checked),
+    GDRX_TEST_CASE(test_range_within),
     GDRX_TEST_CASE(test_old_handle_cannot_reach_reused_slot),
     GDRX_TEST_CASE(test_states_and_errors),
     GDRX_TEST_CASE(test_revoke_mapped),

@@ -170,16 +170,33 @@ int nvt_roundtrip(gdrx_pin_t pin, void *cpu, CUdeviceptr p, size_t len, uint32_t
     return ok;
 }
 
+/* The simulated libcuda's function `name` (NULL if not loaded). */
+static void *sim_function(const char *name)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *sym = lib ? dlsym(lib, name) : NULL;
+
+    if (lib)
+        dlclose(lib); /* still loaded: NOLOAD took a reference of its own */
+    return sym;
+}
+
 int nvt_sim_export_fd(CUdeviceptr p, int *fd)
 {
     int (*fn)(CUdeviceptr, int *) = NULL;
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    void *sym = lib ? dlsym(lib, "simcu_rm_export_fd") : NULL;
+    void *sym = sim_function("simcu_rm_export_fd");
 
     memcpy(&fn, &sym, sizeof(sym));
-    if (lib)
-        dlclose(lib);
     return fn ? fn(p, fd) : -ENOSYS;
+}
+
+int nvt_sim_split(CUdeviceptr at)
+{
+    int (*fn)(CUdeviceptr) = NULL;
+    void *sym = sim_function("simcu_rm_split");
+
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn ? fn(at) : -ENOSYS;
 }
 
 int nvt_run_helper(const char *name, const char *arg)

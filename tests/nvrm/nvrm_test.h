@@ -98,5 +98,7 @@ int nvt_run_helper(const char *name, const char *arg);
 
 /* The sim's test helper (sim_rm.c): export the RM object behind p. */
 int nvt_sim_export_fd(CUdeviceptr p, int *fd);
+/* And: from `at` on, the object holding it is a second RM object's pages. */
+int nvt_sim_split(CUdeviceptr at);
 
 #endif /* NVRM_TEST_H */

@@ -108,6 +108,45 @@ static void test_export_refused(void)
     gdrx_close(g);
 }
 
+/* Memory mapped before gdrx_open whose second half the driver backs with
+ * another RM object (the sim splits it): the export must prove the whole
+ * pinned range, so a pin across the seam is refused, dups and maps
+ * nothing, and is never served from the first object's later pages; a
+ * pin inside either half maps that half's object. */
+static void test_export_proves_whole_range(void)
+{
+    gdrx_t g;
+    gdrx_pin_t pin;
+
+    unsetenv("GDRX_NVRM_IPC");
+    if (nvt_setup(0, 0))
+        return;
+    CUdeviceptr p = tc_alloc(4 * MiB);
+    NVT_REQUIRE(p != 0);
+    NVT_REQUIRE(nvt_sim_split(p + 2 * MiB) == 0);
+    NVT_REQUIRE(nvt_open(&g) == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4 * MiB, 0, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p + 2 * MiB - 100, 200, 0, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p + MiB, 2 * MiB, 0, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(nvt_stats().dmabuf_exports, before.dmabuf_exports + 3);
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups);
+    CU_ASSERT_EQUAL(nvt_stats().rm_maps, before.rm_maps);
+
+    void *cpu = nvt_pin_map(g, p + 100, 2 * MiB - 100, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, p + 100, 2 * MiB - 100, 11));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    cpu = nvt_pin_map(g, p + 3 * MiB, MiB, &pin);
+    NVT_REQUIRE(cpu != NULL);
+    CU_ASSERT(nvt_roundtrip(pin, cpu, p + 3 * MiB, MiB, 12));
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 2);
+    tc_free(p);
+    gdrx_close(g);
+    CU_ASSERT_EQUAL(nvt_stats().memory_objects, before.memory_objects - 2);
+}
+
 /* An open refused for the driver version installs no trace: memory made
  * after it stays unknown to the trace once a later open (validated
  * driver) succeeds, and is reached by export. */
@@ -237,6 +276,7 @@ static void test_gdrx_late_process(void)
 const struct gdrx_test_case nvrm_load_cases[] = {
     GDRX_TEST_CASE(test_memory_before_open),
     GDRX_TEST_CASE(test_export_refused),
+    GDRX_TEST_CASE(test_export_proves_whole_range),
     GDRX_TEST_CASE(test_no_trace_on_unvalidated_driver),
     GDRX_TEST_CASE(test_probe_starts_no_trace),
     GDRX_TEST_CASE(test_probe_no_cuda),

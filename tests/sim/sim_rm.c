@@ -46,6 +46,12 @@
 /* Test helper, exported with the control API: export the RM object behind
  * p to a new ctl fd, as cuMemExportToShareableHandle(POSIX_FD) does. */
 int simcu_rm_export_fd(CUdeviceptr p, int *fd_out);
+/* Test helper too: from `at` (4 KiB aligned, inside an object, past its
+ * first byte) on, the object's pages are a second RM object's, as if the
+ * driver backed one VA range with two objects: libcuda maps the two
+ * halves apart and names both in exports that cross `at`.  Once per
+ * object.  0, -ENOENT (no object there), -EINVAL. */
+int simcu_rm_split(CUdeviceptr at);
 
 #define SIM_RM_DEVICE_HANDLE 0x5c000002u
 #define SIM_RM_MEMORY_HANDLE 0x5c000100u
@@ -54,6 +60,10 @@ struct rm_obj {
     uint64_t id, va, size;
     int      device;
     uint32_t h_memory;
+    /* Set by simcu_rm_split (a test's): from VA split on, the object's
+     * pages are RM object h_split's (offset 0 at split), not h_memory's. */
+    uint64_t split;
+    uint32_t h_split;
 };
 
 static struct {
@@ -226,6 +236,48 @@ void simcu_rm_init(int device_count)
     pthread_mutex_unlock(&rm.lock);
 }
 
+/* A new RM video-memory object of `size` bytes on `device`, backed by
+ * [memfd_offset, +size) of memfd (rm.lock held); its handle, or 0. */
+static uint32_t rm_memory_locked(int device, int memfd, off_t memfd_offset, uint64_t size)
+{
+    struct nvrm_memory_alloc p;
+    memset(&p, 0, sizeof(p));
+    p.owner = rm.h_client;
+    p.size = size;
+    p.alignment = (uint64_t)2 << 20;
+    /* 535's parameters end before numaNode (120 bytes) */
+    char ver[NVRM_VERSION_STRING_LEN];
+    uint32_t h = rm_alloc64(rm.h_device[device], rm.next_handle++, NVRM_CLASS_MEMORY_LOCAL, &p,
+                            (uint32_t)emu_driver_layout(kernel_version(ver))->memory_alloc_size);
+    if (h && nvrm_emu_bind_memory(rm.h_client, h, memfd, memfd_offset, size) != 0) {
+        rm_free(rm.h_device[device], h);
+        h = 0;
+    }
+    return h;
+}
+
+/* UVM_MAP_EXTERNAL_ALLOCATION of [va, +length) onto RM object h from its
+ * offset 0, as libcuda maps an object's VA (rm.lock held). */
+static void uvm_map_locked(uint64_t va, uint64_t length, uint32_t h)
+{
+    char ver[NVRM_VERSION_STRING_LEN];
+    /* as the driver's branch lays it out (32 or 256 GPUs), and no larger:
+     * a reader expecting another branch's tail reads past it */
+    const struct nvrm_uvm_map_shape *ms = emu_uvm_map_shape(kernel_version(ver));
+    struct nvrm_uvm_map_external *m = calloc(1, ms->size);
+    if (!m)
+        return;
+    m->base = va;
+    m->length = length;
+    m->offset = 0;
+    nvrm_wire_put64(m, ms->count_off, 1);
+    nvrm_wire_put32(m, ms->fd_off, (uint32_t)rm.ctl_fd);
+    nvrm_wire_put32(m, ms->h_client_off, rm.h_client);
+    nvrm_wire_put32(m, ms->h_memory_off, h);
+    ioctl(rm.uvm_fd, NVRM_UVM_MAP_EXTERNAL_ALLOCATION, m);
+    free(m);
+}
+
 void simcu_rm_object_created(const struct simcu_alloc_info *obj)
 {
     pthread_mutex_lock(&rm.lock);
@@ -243,33 +295,9 @@ void simcu_rm_object_created(const struct simcu_alloc_info *obj)
         rm.objs = n;
         rm.cap = cap;
     }
-    struct nvrm_memory_alloc p;
-    memset(&p, 0, sizeof(p));
-    p.owner = rm.h_client;
-    p.size = obj->object_size;
-    p.alignment = (uint64_t)2 << 20;
-    /* 535's parameters end before numaNode (120 bytes) */
-    char ver[NVRM_VERSION_STRING_LEN];
-    uint32_t h = rm_alloc64(rm.h_device[obj->device], rm.next_handle++,
-                            NVRM_CLASS_MEMORY_LOCAL, &p,
-                            (uint32_t)emu_driver_layout(kernel_version(ver))->memory_alloc_size);
-    if (h && nvrm_emu_bind_memory(rm.h_client, h, obj->memfd, obj->memfd_offset,
-                                  obj->object_size) == 0) {
-        /* as the driver's branch lays it out (32 or 256 GPUs), and no
-         * larger: a reader expecting another branch's tail reads past it */
-        const struct nvrm_uvm_map_shape *ms = emu_uvm_map_shape(ver);
-        struct nvrm_uvm_map_external *m = calloc(1, ms->size);
-        if (m) {
-            m->base = obj->object_va;
-            m->length = obj->object_size;
-            m->offset = 0;
-            nvrm_wire_put64(m, ms->count_off, 1);
-            nvrm_wire_put32(m, ms->fd_off, (uint32_t)rm.ctl_fd);
-            nvrm_wire_put32(m, ms->h_client_off, rm.h_client);
-            nvrm_wire_put32(m, ms->h_memory_off, h);
-            ioctl(rm.uvm_fd, NVRM_UVM_MAP_EXTERNAL_ALLOCATION, m);
-            free(m);
-        }
+    uint32_t h = rm_memory_locked(obj->device, obj->memfd, obj->memfd_offset, obj->object_size);
+    if (h) {
+        uvm_map_locked(obj->object_va, obj->object_size, h);
         rm.objs[rm.nobjs++] = (struct rm_obj){ .id = obj->object_id, .va = obj->object_va,
                                                .size = obj->object_size,
                                                .device = obj->device, .h_memory = h };
@@ -287,6 +315,8 @@ void simcu_rm_object_destroyed(uint64_t object_id)
         struct nvrm_uvm_free f = { .base = o->va, .length = o->size };
         ioctl(rm.uvm_fd, NVRM_UVM_FREE, &f);
         rm_free(rm.h_device[o->device], o->h_memory);
+        if (o->h_split)
+            rm_free(rm.h_device[o->device], o->h_split);
         rm.objs[i] = rm.objs[--rm.nobjs];
         break;
     }
@@ -374,6 +404,32 @@ int simcu_rm_export_fd(CUdeviceptr p, int *fd_out)
     return rc;
 }
 
+/* Lay [dptr, +size) of o out as the export's pieces, the way libcuda names
+ * the RM objects behind a range: one piece per object it crosses (two
+ * where a test split o).  The number of pieces. */
+static uint32_t export_pieces(const struct rm_obj *o, uint64_t dptr, uint64_t size,
+                              struct nvrm_export_dmabuf *e, const struct nvrm_dmabuf_shape *d)
+{
+    uint64_t end = dptr + size;
+    uint32_t n = 0;
+
+    if (!o->h_split || dptr < o->split) {
+        uint64_t stop = o->h_split && end > o->split ? o->split : end;
+        nvrm_wire_put32(e, d->handles_off, o->h_memory);
+        nvrm_wire_put64(e, d->offsets_off, dptr - o->va);
+        nvrm_wire_put64(e, d->sizes_off, stop - dptr);
+        n++;
+    }
+    if (o->h_split && end > o->split) {
+        uint64_t start = dptr > o->split ? dptr : o->split;
+        nvrm_wire_put32(e, d->handles_off + 4 * n, o->h_split);
+        nvrm_wire_put64(e, d->offsets_off + 8 * n, start - o->split);
+        nvrm_wire_put64(e, d->sizes_off + 8 * n, end - start);
+        n++;
+    }
+    return n;
+}
+
 int simcu_rm_range_exported(CUdeviceptr dptr, size_t size)
 {
     struct simcu_alloc_info info;
@@ -395,11 +451,8 @@ int simcu_rm_range_exported(CUdeviceptr dptr, size_t size)
         if (dev >= 0 && e) {
             e->fd = -1;
             e->h_client = rm.h_client;
-            e->total_objects = e->num_objects = 1;
             e->total_size = size;
-            nvrm_wire_put64(e, d->sizes_off, size);
-            nvrm_wire_put32(e, d->handles_off, o->h_memory);
-            nvrm_wire_put64(e, d->offsets_off, dptr - o->va);
+            e->total_objects = e->num_objects = export_pieces(o, dptr, size, e, d);
             unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, NVRM_IOCTL_MAGIC,
                                      NVRM_ESC_EXPORT_TO_DMABUF, d->size);
             rc = ioctl(dev, req, e) != 0                              ? -errno
@@ -413,5 +466,41 @@ int simcu_rm_range_exported(CUdeviceptr dptr, size_t size)
             close(dev);
     }
     pthread_mutex_unlock(&rm.lock);
+    return rc;
+}
+
+int simcu_rm_split(CUdeviceptr at)
+{
+    struct simcu_alloc_info info;
+    int rc = -ENOENT;
+
+    if (simcu_lookup(at, &info) != 0)
+        return -ENOENT;
+    pthread_mutex_lock(&rm.lock);
+    for (size_t i = 0; rm.active && i < rm.nobjs; i++) {
+        struct rm_obj *o = &rm.objs[i];
+        if (o->id != info.object_id)
+            continue;
+        if (o->h_split || (at & 0xfff) || at == o->va) {
+            rc = -EINVAL;
+            break;
+        }
+        uint64_t rest = o->va + o->size - at;
+        uint32_t h = rm_memory_locked(o->device, info.memfd,
+                                      info.memfd_offset + (off_t)(at - o->va), rest);
+        if (!h) {
+            rc = -ENOMEM;
+            break;
+        }
+        /* the second mapping replaces the first's record; map the head again */
+        uvm_map_locked(at, rest, h);
+        uvm_map_locked(o->va, at - o->va, o->h_memory);
+        o->split = at;
+        o->h_split = h;
+        rc = 0;
+        break;
+    }
+    pthread_mutex_unlock(&rm.lock);
+    close(info.memfd);
     return rc;
 }

@@ -354,6 +354,8 @@ static void test_mem_query(void)
     CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, host, sizeof(host), &attr), UCS_OK);
     CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, (void*)(uintptr_t)(attr.base_address),
                                          attr.alloc_length + 1, &attr), UCS_OK);
+    /* a length whose end wraps past 2^64 back into the allocation */
+    CU_ASSERT_NOT_EQUAL(uct_md_mem_query(u.md, (void*)(d + 100), SIZE_MAX, &attr), UCS_OK);
     tc_free(d);
     CU_ASSERT(ucs_memtype_cache_lookup((void*)(d + 100), 1000, &info) != UCS_OK ||
               info.type != UCS_MEMORY_TYPE_CUDA);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # callgrind.sh BUILDDIR: instructions (Ir), conditional branches (Bc) and indirect
 # branches (Bi) per call of the copy entry points (0 and 8 bytes), and per
-# CUDA free inside the free hook's callback, on the simulated GPU under
+# CUDA free what the free hook does before and after the driver's call
+# (gdrx_mem_events_release_begin/_end), on the simulated GPU under
 # callgrind.  Use a build without --enable-debug.
 set -e
 b=$(cd "${1:?usage: callgrind.sh BUILDDIR}" && pwd)
@@ -20,7 +21,7 @@ run() { # out-file toggle... -- args
 }
 per_call() { # out-file calls: "Ir Bc Bi" per call of each function in the file
     callgrind_annotate --inclusive=yes --show=Ir,Bc,Bi "$tmp/$1" 2>/dev/null |
-        awk -v n="$2" '/fastpath.c:gdrx_copy|stale.c:gdrx_core_memory_freed/ && $NF ~ /^\[/ {
+        awk -v n="$2" '/fastpath.c:gdrx_copy|mem_events.c:gdrx_mem_events_release_/ && $NF ~ /^\[/ {
             gsub(",", ""); f = $(NF-1); sub(/.*:/, "", f)
             printf "  %-24s Ir %8.1f  Bc %7.1f  Bi %6.1f\n", f, $1/n, $3/n, ($5 ~ /^[0-9]/ ? $5 : 0)/n }'
 }
@@ -31,7 +32,8 @@ for bytes in 0 8; do
     per_call copy$bytes 1000
 done
 for slots in 100 10000; do
-    run free$slots --toggle-collect=gdrx_core_memory_freed "$tmp/cost" free $slots 10 1000
+    run free$slots --toggle-collect=gdrx_mem_events_release_begin \
+        --toggle-collect=gdrx_mem_events_release_end "$tmp/cost" free $slots 10 1000
     echo "CUDA free with $slots pins ever alive at once, 10 live, per free:"
     per_call free$slots 1000
 done

@@ -406,12 +406,6 @@ enum { PROOF_NONE, PROOF_RUNNING, PROOF_PASSED, PROOF_FAILED };
 static uint64_t proof_word;
 static struct nvrm_selftest proof;
 
-const struct nvrm_selftest *nvrm_selftest_result(void)
-{
-    uint64_t w = __atomic_load_n(&proof_word, __ATOMIC_ACQUIRE);
-    return (w & 3) >= PROOF_PASSED ? &proof : NULL;
-}
-
 static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
                       const struct nvrm_cuda *cx, const struct nvrm_layout *layout)
 {

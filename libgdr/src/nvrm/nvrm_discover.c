@@ -62,12 +62,40 @@ static int from_trace(const struct gdrx_pin_req *req, struct nvrm_source *src)
     return 0;
 }
 
+/* The device range whose export proves the pin [*first, +*size): the
+ * whole window of a span, else the part of the window inside the
+ * allocation (all that copies reach), out to whole pages.  -EINVAL if
+ * the window and the allocation do not meet or a sum would wrap. */
+static int export_range(const struct gdrx_pin_req *req, uint64_t page, uint64_t *first,
+                        uint64_t *size)
+{
+    uint64_t lo = req->win_base, hi = req->win_base + req->win_size;
+    uint64_t alloc_end = req->alloc_base + req->alloc_size;
+
+    if (hi < lo || alloc_end < req->alloc_base)
+        return -EINVAL;
+    if (!gdrx_pin_req_spans(req)) {
+        lo = lo > req->alloc_base ? lo : req->alloc_base;
+        hi = hi < alloc_end ? hi : alloc_end;
+    }
+    lo &= ~(page - 1);
+    if (hi <= lo || hi > UINT64_MAX - (page - 1))
+        return -EINVAL;
+    hi = (hi + page - 1) & ~(page - 1);
+    *first = lo;
+    *size = hi - lo;
+    return 0;
+}
+
 /*
  * Memory CUDA mapped before the trace was installed: ask CUDA for a
- * dma-buf of the allocation's first page while the trace watches this
- * thread's ioctls.  libcuda names the RM object behind the page and the
- * page's offset in it (the same pair its UVM mapping holds: every kind
- * matched on the H200, docs/h200-nvrm-export-probe.txt).  The dma-buf is
+ * dma-buf of the pinned range while the trace watches this thread's
+ * ioctls.  libcuda names the RM objects behind the range, each piece as
+ * (object, offset, size) (the same pair its UVM mapping holds: every kind
+ * matched on the H200, docs/h200-nvrm-export-probe.txt).  One piece
+ * covering the whole range proves that the range is one object's pages,
+ * in order; anything else (a range CUDA backs with several objects) is
+ * refused, never pinned as if the first piece went on.  The dma-buf is
  * closed at once; nothing is shared beyond this process.
  */
 static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
@@ -75,15 +103,13 @@ static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
 {
     const uint64_t page = 4096; /* the granule CUDA exports in */
     struct nvrm_export_seen seen;
+    uint64_t first, size;
     int fd = -1;
 
     if (!c->cx->MemGetHandleForAddressRange || !nvrm_trace_installed())
         return -ENOENT;
-    /* A span exports its whole window: CUDA and the driver then say that
-     * it is one range of one object. */
-    int span = gdrx_pin_req_spans(req);
-    uint64_t first = span ? req->win_base : req->alloc_base & ~(page - 1);
-    uint64_t size = span ? req->win_size : page;
+    if (export_range(req, page, &first, &size) != 0)
+        return -EINVAL;
     nvrm_trace_capture_begin(&seen);
     CUresult res = c->cx->MemGetHandleForAddressRange(&fd, (CUdeviceptr)first, size,
                                                       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
@@ -91,20 +117,31 @@ static int from_export(struct nvrm_client *c, const struct gdrx_pin_req *req,
     if (fd >= 0)
         close(fd);
     if (res != CUDA_SUCCESS) {
-        gdrx_dbg("nvrm: cuMemGetHandleForAddressRange(%#llx): CUDA error %d",
-                 (unsigned long long)first, (int)res);
+        gdrx_dbg("nvrm: cuMemGetHandleForAddressRange(%#llx, %#llx): CUDA error %d",
+                 (unsigned long long)first, (unsigned long long)size, (int)res);
         return -ENOENT;
     }
-    if (seen.count != 1 || seen.num_objects != 1 || seen.size != size || !seen.h_client ||
-        !seen.h_memory || (seen.offset & (page - 1))) {
-        gdrx_dbg("nvrm: the export of %#llx named no single RM object (%d requests seen)",
+    if (seen.count == 0 || !seen.h_client || !seen.h_memory || (seen.offset & (page - 1))) {
+        gdrx_dbg("nvrm: the export of %#llx named no RM object (%d requests seen)",
                  (unsigned long long)first, seen.count);
         return -ENOENT;
     }
-    if (span)
-        src->obj_off = seen.offset;
-    else if (window_offset(req, seen.offset + (req->alloc_base - first), &src->obj_off) != 0)
+    if (seen.count != 1 || seen.num_objects != 1 || seen.size != size) {
+        gdrx_err("nvrm: [%#llx, +%#llx) is not one RM object's memory in order (CUDA's "
+                 "export of it names %u piece(s) in %d request(s), the first of %#llx "
+                 "bytes); not pinning it",
+                 (unsigned long long)first, (unsigned long long)size, seen.num_objects,
+                 seen.count, (unsigned long long)seen.size);
         return -EINVAL;
+    }
+    /* The window starts first - win_base bytes before the proved range
+     * (pages no copy reaches, of the same object as in every route). */
+    if (seen.offset < first - req->win_base) {
+        gdrx_err("nvrm: the window at %#llx would start before its RM object",
+                 (unsigned long long)req->win_base);
+        return -EINVAL;
+    }
+    src->obj_off = seen.offset - (first - req->win_base);
     src->kind = NVRM_OBJ_DUP;
     src->h_client = seen.h_client;
     src->h_memory = seen.h_memory;

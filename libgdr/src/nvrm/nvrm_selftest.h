@@ -49,8 +49,4 @@ struct nvrm_selftest_env {
  * Call with no backend lock held. */
 void nvrm_selftest_run(const struct nvrm_selftest_env *env, struct nvrm_selftest *out);
 
-/* This process's result (nvrm_backend.c runs it at the first open on a
- * checked branch), or NULL if none ran. */
-const struct nvrm_selftest *nvrm_selftest_result(void);
-
 #endif /* GDRX_NVRM_SELFTEST_H */
