@@ -49,10 +49,16 @@
  *  - A created stream belongs to the context current at its creation and
  *    dies with it (last primary release, reset); a primary context made
  *    again (first retain, reset) has a new cuCtxGetId.
+ *  - cuCtxCreate (every version) / cuCtxDestroy, with memory and streams
+ *    owned by a context (sim_context.c); VMM (sim_vmm.c); IPC handles
+ *    across processes (sim_ipc.c): an import holds the pages itself and
+ *    outlives the exporter's free; cuMemFree and cuMemUnmap refuse it.
  *
  * Deviations a test may notice: async work completes before the call
  * returns; work on a created stream needs its context current (the driver
- * may be lenient); only primary contexts exist; the unversioned
+ * may be lenient); an IPC handle opens in the process that made it too,
+ * and its import belongs to no context; after fork() the child may go on
+ * using CUDA (the driver refuses it there); the unversioned
  * cuGetProcAddress has the 4-argument signature of the real unversioned
  * symbol (cuGetProcAddress_v2 has 5).
  *
