@@ -329,10 +329,16 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
             buffer = (uint8_t*)iov[i].buffer + n * stride;
             if ((local != NULL) &&
                 (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-                status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
-                                                   iov[i].length,
-                                                   remote_addr + offset,
-                                                   (uintptr_t)buffer);
+                /* the copy engine writes or reads the remote memory
+                 * itself: a pin CUDA's free revoked is refused first */
+                status = uct_gdrx_ep_key_live(key, remote_addr + offset,
+                                              iov[i].length);
+                if (status == UCS_OK) {
+                    status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
+                                                       iov[i].length,
+                                                       remote_addr + offset,
+                                                       (uintptr_t)buffer);
+                }
             } else if (local != NULL) {
                 status = uct_gdrx_ep_copy_local(iface, dir, local, buffer,
                                                 iov[i].length,

@@ -363,6 +363,67 @@ static void test_dma_unpinned(void)
     free(want);
 }
 
+/* zcopy between memory gdrx could not pin (the local buffer, copied by the
+ * copy engine) and a mapped remote key whose memory CUDA freed: refused
+ * as the CPU path refuses it, in both directions, and nothing is written,
+ * also not into the allocation CUDA then made at the same address. */
+static void test_dma_unpinned_to_revoked(void)
+{
+    const size_t len = 3000;
+    uint8_t *host    = malloc(len);
+    struct ut_reg local, remote;
+    CUdeviceptr d, r, again;
+    struct ut_uct u;
+    uct_iov_t iov;
+
+    if (tc_setup(0) != 0) {
+        free(host);
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(len)) != 0);
+    CU_ASSERT_FATAL((r = tc_alloc(len)) != 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, len, &local), UCS_OK);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)r, len, &remote), UCS_OK);
+    iov = (uct_iov_t){(void*)d, len, local.memh, 0, 1};
+
+    /* while the remote memory lives, both directions copy */
+    tc_fill(d, len, 70);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_OK);
+    CU_ASSERT(tc_check(r, len, 70));
+    tc_fill(r, len, 71);
+    CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_OK);
+    CU_ASSERT(tc_check(d, len, 71));
+
+    /* freed, and (the sim reuses addresses) made again in its place */
+    tc_free(r);
+    CU_ASSERT_FATAL((again = tc_alloc(len)) != 0);
+    tc_fill(again, len, 72);
+    tc_fill(d, len, 73);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_ERR_INVALID_ADDR);
+    CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_ERR_INVALID_ADDR);
+    CU_ASSERT(tc_check(again, len, 72));
+    CU_ASSERT(tc_check(d, len, 73));
+    /* the CPU path refuses the same key the same way */
+    tc_pattern(host, len, 74);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, r, remote.rkey.rkey),
+                    UCS_ERR_INVALID_ADDR);
+
+    ut_dereg(&u, &remote);
+    ut_dereg(&u, &local);
+    ut_close(&u);
+    tc_free(again);
+    tc_free(d);
+    free(host);
+}
+
 /* The copy engine's copies of memory no pin saw set SYNC_MEMOPS on it, as
  * UCX's cuda_copy does: else a program's cuMemcpyHtoD into it may return
  * before it landed and the interface's stream read the old bytes. */
@@ -422,6 +483,7 @@ static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_cuda_error),
     GDRX_TEST_CASE(test_dma_context_reset),
     GDRX_TEST_CASE(test_dma_unpinned),
+    GDRX_TEST_CASE(test_dma_unpinned_to_revoked),
     GDRX_TEST_END
 };
 
