@@ -275,6 +275,34 @@ static void test_dma_context_reset(void)
     ut_dma_finish(&t, 2);
 }
 
+/* The same on a driver without cuCtxGetId (before CUDA 12.0), which
+ * cannot tell the context made again from the old one at the same
+ * address: the dead stream is not used either. */
+static void test_dma_context_reset_no_id(void)
+{
+    struct ut_dma t;
+    int ok;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.hide_entry_point);
+    CU_ASSERT_EQUAL_FATAL(tsim.hide_entry_point("cuCtxGetId", 1), 0);
+    if (ut_dma_start(&t, 16) != 0) {
+        tsim.hide_entry_point("cuCtxGetId", 0);
+        return;
+    }
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 16, t.host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dereg(&t.u, &t.r);
+    CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
+
+    t.d = ut_dma_buffer(&t.u, 17, &t.r);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 17, t.host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dma_check_copy(t.host, t.d, t.ctx);
+    ut_dma_finish(&t, 2);
+    tsim.hide_entry_point("cuCtxGetId", 0);
+}
+
 /* Memory gdrx could not pin (every pin refused: a full BAR) is copied on
  * the copy engine's stream too, whatever the size and direction: short
  * through its key, zcopy from and into it as the local buffer, with its
@@ -482,6 +510,7 @@ static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_buffer_context),
     GDRX_TEST_CASE(test_dma_cuda_error),
     GDRX_TEST_CASE(test_dma_context_reset),
+    GDRX_TEST_CASE(test_dma_context_reset_no_id),
     GDRX_TEST_CASE(test_dma_unpinned),
     GDRX_TEST_CASE(test_dma_unpinned_to_revoked),
     GDRX_TEST_END
