@@ -253,26 +253,35 @@ static void test_dma_cuda_error(void)
 }
 
 /* cudaDeviceReset: the context is made again, its streams are gone; the
- * next copy makes a new stream instead of using the dead one. */
-static void test_dma_context_reset(void)
+ * next copy makes a new stream instead of using the dead one (kept, where
+ * cuCtxGetId tells the contexts apart: streams_after 1; else one per copy,
+ * gone with it: 0). */
+static void ut_dma_context_reset(uint32_t seed, long streams_after)
 {
     struct ut_dma t;
     int ok;
 
-    if (ut_dma_start(&t, 14) != 0) {
+    if (ut_dma_start(&t, seed) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 14, t.host, &ok), UCS_OK);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, seed, t.host, &ok), UCS_OK);
+    CU_ASSERT(ok);
     ut_dereg(&t.u, &t.r);
     CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(tsim.live_streams(), 0);
 
-    t.d = ut_dma_buffer(&t.u, 15, &t.r);
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 15, t.host, &ok), UCS_OK);
+    t.d = ut_dma_buffer(&t.u, seed + 1, &t.r);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, seed + 1, t.host, &ok),
+                    UCS_OK);
     CU_ASSERT(ok);
     ut_dma_check_copy(t.host, t.d, t.ctx);
-    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+    CU_ASSERT_EQUAL(tsim.live_streams(), streams_after);
     ut_dma_finish(&t, 2);
+}
+
+static void test_dma_context_reset(void)
+{
+    ut_dma_context_reset(14, 1);
 }
 
 /* The same on a driver without cuCtxGetId (before CUDA 12.0), which
@@ -280,26 +289,9 @@ static void test_dma_context_reset(void)
  * address: the dead stream is not used either. */
 static void test_dma_context_reset_no_id(void)
 {
-    struct ut_dma t;
-    int ok;
-
     CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.hide_entry_point);
     CU_ASSERT_EQUAL_FATAL(tsim.hide_entry_point("cuCtxGetId", 1), 0);
-    if (ut_dma_start(&t, 16) != 0) {
-        tsim.hide_entry_point("cuCtxGetId", 0);
-        return;
-    }
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 16, t.host, &ok), UCS_OK);
-    CU_ASSERT(ok);
-    ut_dereg(&t.u, &t.r);
-    CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL(tsim.live_streams(), 0);
-
-    t.d = ut_dma_buffer(&t.u, 17, &t.r);
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 17, t.host, &ok), UCS_OK);
-    CU_ASSERT(ok);
-    ut_dma_check_copy(t.host, t.d, t.ctx);
-    ut_dma_finish(&t, 2);
+    ut_dma_context_reset(16, 0);
     tsim.hide_entry_point("cuCtxGetId", 0);
 }
 
