@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,46 +133,23 @@ static void test_wrong_version_refused(void)
     CU_ASSERT_PTR_NULL(strstr(ut_out, "Memory domain: gdrx"));
 }
 
-/* Components named gdrx on UCX's list. */
-static unsigned ut_gdrx_components(void)
-{
-    uct_component_attr_t attr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME};
-    uct_component_h *components;
-    unsigned i, n, found = 0;
-
-    if (uct_query_components(&components, &n) != UCS_OK) {
-        CU_FAIL("uct_query_components failed");
-        return 0;
-    }
-    for (i = 0; i < n; ++i) {
-        found += (uct_component_query(components[i], &attr) == UCS_OK) &&
-                 !strcmp(attr.name, "gdrx");
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
-/* Where no libucp is loaded (a UCT-only program, as this suite is; an MPI
- * rank before MPI_Init) the release is asked of the libucp next to libuct
- * before anything is registered: the plugin built for it registers, the
- * one that records 1.12.0 puts nothing on UCX's lists (it registered
- * unchecked, into a libuct of any release), and libucp is not left
- * loaded. */
+/* Where no libucp is loaded (a UCT-only program; an MPI rank before
+ * MPI_Init) the release is asked of the libucp next to libuct before
+ * anything is registered: the plugin that records 1.12.0 puts nothing on
+ * UCX's lists (it had registered unchecked, into a libuct of any release),
+ * the plugin built for this UCX registers, and libucp is not left loaded. */
 static void test_version_without_libucp(void)
 {
-    char path[512];
-    void *handle;
+    char prog[512], wrong[512], plugin[512], cmd[2048];
 
-    CU_ASSERT_PTR_NULL_FATAL(dlsym(RTLD_DEFAULT, "ucp_get_version"));
-    CU_ASSERT_EQUAL_FATAL(ut_gdrx_components(), 0);
-    ut_build_path(path, sizeof(path), "tests/ucx/.libs/libuct_gdrx_wrongver.so");
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(handle);
-    CU_ASSERT_EQUAL(ut_gdrx_components(), 0);
-    CU_ASSERT_EQUAL_FATAL(ut_load_plugin(), 0);
-    CU_ASSERT_EQUAL(ut_gdrx_components(), 1);
-    CU_ASSERT_PTR_NULL(dlsym(RTLD_DEFAULT, "ucp_get_version"));
-    dlclose(handle);
+    ut_build_path(prog, sizeof(prog), "tests/ucx/ut_uct_only");
+    ut_build_path(wrong, sizeof(wrong), "tests/ucx/.libs/libuct_gdrx_wrongver.so");
+    ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' 2>&1", prog, wrong, plugin);
+    CU_ASSERT_EQUAL(gdrx_test_capture(cmd, ut_out, sizeof(ut_out)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "libucp 0 gdrx 0 0 1 libucp 0\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "gdrx: libuct_gdrx was built for "
+                                  "UCX 1.12.0 but this process runs UCX"));
 }
 
 static const struct gdrx_test_case cases[] = {
