@@ -65,6 +65,29 @@ static const struct {
 #define UCT_GDRX_CUDA_OPTIONAL ucs_offsetof(uct_gdrx_cuda_api_t, ctx_get_id)
 
 
+/* cuGetProcAddress (CUDA 11.3), by its first ABI, the one exported under
+ * its plain name. */
+typedef int (*uct_gdrx_cuda_get_proc_func_t)(const char *symbol, void **pfn,
+                                             int cuda_version,
+                                             unsigned long long flags);
+
+/* cuCtxGetId where the driver serves it (CUDA 12.0 on), as its own table
+ * says (cuGetProcAddress, where there is one), else NULL. */
+static void *uct_gdrx_cuda_ctx_get_id(void *handle, void *by_name)
+{
+    uct_gdrx_cuda_get_proc_func_t get_proc;
+    void *fn = NULL;
+
+    *(void**)&get_proc = dlsym(handle, "cuGetProcAddress");
+    if (get_proc == NULL) {
+        return by_name;
+    }
+    if (get_proc("cuCtxGetId", &fn, 12000, 0) != UCT_GDRX_CUDA_SUCCESS) {
+        return NULL;
+    }
+    return fn;
+}
+
 /* Called until libcuda is there: UCP lists resources before libgdrx (or
  * the program) loads it, and the copies need it later. */
 static void uct_gdrx_cuda_load(void)
@@ -91,6 +114,12 @@ static void uct_gdrx_cuda_load(void)
                sizeof(fn));
     }
 
+    memcpy(&fn, &uct_gdrx_cuda.ctx_get_id, sizeof(fn));
+    fn = uct_gdrx_cuda_ctx_get_id(handle, fn);
+    memcpy(&uct_gdrx_cuda.ctx_get_id, &fn, sizeof(fn));
+    if (fn == NULL) {
+        ucs_debug("gdrx: no cuCtxGetId: copy engine streams are not kept");
+    }
     __atomic_store_n(&uct_gdrx_cuda_found, 1, __ATOMIC_RELEASE);
 }
 

@@ -155,11 +155,12 @@ static void uct_gdrx_dma_scope_exit(const uct_gdrx_cuda_api_t *cuda,
     }
 }
 
-/* The interface's stream of the current context ctx, made on first use. */
+/* The interface's stream of the current context ctx, made on first use;
+ * *own_p 1 for a stream of this copy only, which the caller destroys. */
 static ucs_status_t uct_gdrx_dma_stream_get(uct_gdrx_dma_t *dma,
                                             const uct_gdrx_cuda_api_t *cuda,
                                             void *ctx, uint64_t src,
-                                            void **stream_p)
+                                            void **stream_p, int *own_p)
 {
     uct_gdrx_dma_stream_t *entry = NULL;
     unsigned long long id        = 0;
@@ -167,11 +168,23 @@ static ucs_status_t uct_gdrx_dma_stream_get(uct_gdrx_dma_t *dma,
     unsigned i;
     int ret;
 
-    if (cuda->ctx_get_id != NULL) {
-        ret = cuda->ctx_get_id(ctx, &id);
+    *own_p = 0;
+    if (cuda->ctx_get_id == NULL) {
+        /* A driver before CUDA 12.0 tells no context made again at the
+         * same address (cudaDeviceReset, cuCtxDestroy then cuCtxCreate)
+         * from the old one, whose streams died with it: a kept stream
+         * could be a dead one.  A stream for this copy only. */
+        ret = cuda->stream_create(stream_p, UCT_GDRX_CU_STREAM_NON_BLOCKING);
         if (ret != 0) {
-            return uct_gdrx_dma_cuda_error("cuCtxGetId", ret);
+            return uct_gdrx_dma_cuda_error("cuStreamCreate", ret);
         }
+        *own_p = 1;
+        return UCS_OK;
+    }
+
+    ret = cuda->ctx_get_id(ctx, &id);
+    if (ret != 0) {
+        return uct_gdrx_dma_cuda_error("cuCtxGetId", ret);
     }
 
     pthread_mutex_lock(&dma->lock);
@@ -216,7 +229,7 @@ ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
     void *stream = NULL;
     uct_gdrx_dma_scope_t scope;
     ucs_status_t status;
-    int ret;
+    int ret, own;
 
     if (cuda == NULL) {
         return uct_gdrx_dma_unsupported(dma, "no CUDA driver entry points",
@@ -239,7 +252,8 @@ ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
                   ": %s", dev_addr, gdrx_strerror(ret));
     }
 
-    status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, dev_addr, &stream);
+    status = uct_gdrx_dma_stream_get(dma, cuda, scope.ctx, dev_addr, &stream,
+                                     &own);
     if (status == UCS_OK) {
         ret = cuda->memcpy_async((uintptr_t)dst, (uintptr_t)src, length,
                                  stream);
@@ -251,6 +265,9 @@ ucs_status_t uct_gdrx_dma_copy(uct_gdrx_dma_t *dma, void *dst,
                       "engine failed: %s", length, src, dst,
                       uct_gdrx_cuda_error_string(ret));
             status = UCS_ERR_IO_ERROR;
+        }
+        if (own && (cuda->stream_destroy(stream) != 0)) {
+            ucs_debug("gdrx: destroying a copy's stream failed");
         }
     }
 

@@ -23,11 +23,6 @@
 #include <ucs/type/class.h>
 
 
-/* Bounce buffers on the stack: bcopy's up to this SEG_SIZE (the default;
- * larger ones come from the heap), and the chunks of GPU-to-GPU zcopy. */
-#define UCT_GDRX_EP_STACK_BOUNCE 8192
-
-
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr,
@@ -65,15 +60,21 @@ ucs_status_t uct_gdrx_ep_get_short(uct_ep_h tl_ep, void *buffer,
                                     buffer, length, remote_addr, rkey);
 }
 
-/* bcopy's bounce buffer of SEG_SIZE bytes: on_stack, or from the heap
- * when SEG_SIZE is larger. */
+/* bcopy's bounce buffer of SEG_SIZE bytes: on_stack, or the interface's
+ * own when SEG_SIZE is larger.  Only a second thread in the same interface
+ * at the same time (UCS_THREAD_MODE_MULTI) takes one from the heap. */
 static UCS_F_ALWAYS_INLINE void *
-uct_gdrx_ep_bounce_get(const uct_gdrx_iface_t *iface, void *on_stack)
+uct_gdrx_ep_bounce_get(uct_gdrx_iface_t *iface, void *on_stack)
 {
     void *bounce;
 
-    if (ucs_likely(iface->seg_size <= UCT_GDRX_EP_STACK_BOUNCE)) {
+    if (ucs_likely(iface->seg_size <= UCT_GDRX_STACK_BOUNCE)) {
         return on_stack;
+    }
+
+    if (ucs_likely(!__atomic_exchange_n(&iface->bounce_busy, 1,
+                                        __ATOMIC_ACQUIRE))) {
+        return iface->bounce;
     }
 
     bounce = ucs_malloc(iface->seg_size, "uct_gdrx_bounce");
@@ -84,10 +85,14 @@ uct_gdrx_ep_bounce_get(const uct_gdrx_iface_t *iface, void *on_stack)
     return bounce;
 }
 
-static UCS_F_ALWAYS_INLINE void uct_gdrx_ep_bounce_put(void *bounce,
-                                                       void *on_stack)
+static UCS_F_ALWAYS_INLINE void
+uct_gdrx_ep_bounce_put(uct_gdrx_iface_t *iface, void *bounce, void *on_stack)
 {
-    if (bounce != on_stack) {
+    if (bounce == on_stack) {
+        return;
+    } else if (bounce == iface->bounce) {
+        __atomic_store_n(&iface->bounce_busy, 0, __ATOMIC_RELEASE);
+    } else {
         ucs_free(bounce);
     }
 }
@@ -96,7 +101,7 @@ ssize_t uct_gdrx_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                               void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
-    uint8_t on_stack[UCT_GDRX_EP_STACK_BOUNCE];
+    uint8_t on_stack[UCT_GDRX_STACK_BOUNCE];
     ucs_status_t status;
     void *bounce;
     size_t length;
@@ -117,7 +122,7 @@ ssize_t uct_gdrx_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                                           remote_addr, rkey);
     }
 
-    uct_gdrx_ep_bounce_put(bounce, on_stack);
+    uct_gdrx_ep_bounce_put(iface, bounce, on_stack);
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
@@ -127,7 +132,7 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
                                    uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_gdrx_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gdrx_iface_t);
-    uint8_t on_stack[UCT_GDRX_EP_STACK_BOUNCE];
+    uint8_t on_stack[UCT_GDRX_STACK_BOUNCE];
     ucs_status_t status;
     void *bounce;
 
@@ -147,7 +152,7 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
         unpack_cb(arg, bounce, length);
     }
 
-    uct_gdrx_ep_bounce_put(bounce, on_stack);
+    uct_gdrx_ep_bounce_put(iface, bounce, on_stack);
     return status;
 }
 
@@ -218,7 +223,7 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
 {
     const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
     uint64_t laddr            = (uintptr_t)buffer;
-    uint8_t bounce[UCT_GDRX_EP_STACK_BOUNCE];
+    uint8_t bounce[UCT_GDRX_STACK_BOUNCE];
     ucs_status_t status;
     uint8_t *mapped;
     size_t done, chunk;
@@ -329,10 +334,16 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
             buffer = (uint8_t*)iov[i].buffer + n * stride;
             if ((local != NULL) &&
                 (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-                status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
-                                                   iov[i].length,
-                                                   remote_addr + offset,
-                                                   (uintptr_t)buffer);
+                /* the copy engine writes or reads the remote memory
+                 * itself: a pin CUDA's free revoked is refused first */
+                status = uct_gdrx_ep_key_live(key, remote_addr + offset,
+                                              iov[i].length);
+                if (status == UCS_OK) {
+                    status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
+                                                       iov[i].length,
+                                                       remote_addr + offset,
+                                                       (uintptr_t)buffer);
+                }
             } else if (local != NULL) {
                 status = uct_gdrx_ep_copy_local(iface, dir, local, buffer,
                                                 iov[i].length,

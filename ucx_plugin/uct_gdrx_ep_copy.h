@@ -82,6 +82,39 @@ uct_gdrx_ep_key_map(const uct_gdrx_key_t *key, uint64_t remote_addr,
     return UCS_OK;
 }
 
+/* The key's pin is still live (CUDA did not free the memory): what a copy
+ * that bypasses the mapping checks first, the copy engine's between memory
+ * gdrx could not pin and a mapped key, as the CPU path's own copy does.  A
+ * zero-length copy checks the handle, revocation and the address; keys of
+ * other kinds have no pin to check. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gdrx_ep_key_live(const uct_gdrx_key_t *key, uint64_t remote_addr,
+                     size_t length)
+{
+    ucs_status_t status;
+    gdrx_pin_t pin;
+    void *mapped;
+    int ret;
+
+    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (length == 0)) {
+        return UCS_OK; /* nothing to reach, as for uct_gdrx_ep_copy */
+    }
+
+    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    pin.id = key->pin_id;
+    ret    = gdrx_copy_from_mapping(pin, &pin, mapped, 0);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_debug("gdrx: remote 0x%" PRIx64 " length %zu not copied: %s",
+                  remote_addr, length, gdrx_strerror(ret));
+        return uct_gdrx_mem_status(ret);
+    }
+    return UCS_OK;
+}
+
 /* Copy length bytes between buffer and remote_addr of the key's range. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,

@@ -315,6 +315,17 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
     self->overhead              = config->overhead;
     self->dma_thresh            = config->dma_thresh;
+    self->bounce_busy           = 0;
+    self->bounce                = NULL;
+    if (self->seg_size > UCT_GDRX_STACK_BOUNCE) {
+        /* made once: bcopy above 8 KiB allocated nothing per call */
+        self->bounce = ucs_malloc(self->seg_size, "uct_gdrx_bounce");
+        if (self->bounce == NULL) {
+            ucs_error("gdrx: failed to allocate a %zu-byte bounce buffer",
+                      self->seg_size);
+            return UCS_ERR_NO_MEMORY;
+        }
+    }
 
     /* only now, with a valid configuration: libgdrx's hooks go in here.  A
      * set-up that fails (said once by the MD) leaves the interface open,
@@ -346,6 +357,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gdrx_iface_t)
     uct_gdrx_keycache_cleanup(&self->keycache,
                               ucs_derived_of(self->super.md, uct_gdrx_md_t));
     uct_gdrx_iface_dump_counters(self);
+    ucs_free(self->bounce);
 }
 
 UCS_CLASS_DEFINE(uct_gdrx_iface_t, uct_base_iface_t);

@@ -20,6 +20,10 @@
 #define UCT_GDRX_MAX_IOV      16
 #define UCT_GDRX_MAX_SEG_SIZE (64 * 1024)
 
+/* bcopy's bounce buffer is on the stack up to this SEG_SIZE (the default),
+ * else the interface's own (uct_gdrx_iface_t.bounce). */
+#define UCT_GDRX_STACK_BOUNCE 8192
+
 /* What an interface standing aside reports: slower than any transport. */
 #define UCT_GDRX_ASIDE_LATENCY   1e-3 /* seconds, also its overhead */
 #define UCT_GDRX_ASIDE_BANDWIDTH 1e6  /* bytes per second */
@@ -75,6 +79,9 @@ typedef struct uct_gdrx_iface {
     uct_gdrx_op_counter_t counters[UCT_GDRX_OP_LAST][UCT_GDRX_DIR_LAST];
     uct_gdrx_keycache_t   keycache; /**< key-less copies' recent mappings */
     uct_gdrx_dma_t        dma;      /**< the copy engine's streams */
+    void                  *bounce;  /**< bcopy's SEG_SIZE bytes above
+                                         UCT_GDRX_STACK_BOUNCE, else NULL */
+    int                   bounce_busy; /**< atomic: a bcopy holds it */
 } uct_gdrx_iface_t;
 
 

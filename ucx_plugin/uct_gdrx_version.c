@@ -5,11 +5,11 @@
  * releases, so a mismatch would corrupt memory instead of failing.  The
  * registration itself is the transport's (uct_gdrx_iface.c).
  *
- * Only libucp tells its version, and when the plugin is preloaded into an
- * MPI rank libucp arrives later (MPI_Init).  Then the check waits for UCX's
- * first call into the component (listing its resources or opening its MD),
- * which comes from a loaded libucp (or from a UCT-only program, which has
- * no version to compare with).
+ * Only libucp tells its version.  Where none is loaded yet (a UCT-only
+ * program; an MPI rank the plugin is preloaded into, whose libucp comes
+ * with MPI_Init) the libucp next to the loaded libuct, of the same UCX
+ * install, is loaded for the question and closed again: gdrx registers
+ * into no libuct whose release it does not know.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,11 +20,10 @@
 #include "uct_gdrx_version.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <ucs/debug/log.h>
 
 
 #ifdef UCT_GDRX_TEST_FAKE_UCX_VERSION
@@ -36,13 +35,12 @@
 
 typedef enum uct_gdrx_registration {
     UCT_GDRX_UNREGISTERED,
-    UCT_GDRX_REGISTERED_UNCHECKED, /**< no libucp yet: checked at first use */
-    UCT_GDRX_REGISTERED,           /**< the running UCX is ours */
+    UCT_GDRX_REGISTERED, /**< the running UCX is ours */
     UCT_GDRX_REFUSED
 } uct_gdrx_registration_t;
 
 typedef enum uct_gdrx_version_match {
-    UCT_GDRX_VERSION_UNKNOWN, /**< libucp is not loaded (yet) */
+    UCT_GDRX_VERSION_UNKNOWN, /**< no libucp tells */
     UCT_GDRX_VERSION_SAME,
     UCT_GDRX_VERSION_OTHER
 } uct_gdrx_version_match_t;
@@ -51,31 +49,66 @@ typedef void (*uct_gdrx_get_version_func_t)(unsigned *major, unsigned *minor,
                                             unsigned *release);
 
 static uct_gdrx_registration_t uct_gdrx_registration = UCT_GDRX_UNREGISTERED;
-static pthread_mutex_t uct_gdrx_registration_lock    = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_version_reg_func_t uct_gdrx_unregister;
 
 
-/* dl_iterate_phdr callback: the path of a loaded libucp, if any. */
-static int uct_gdrx_find_libucp(struct dl_phdr_info *info, size_t size,
-                                void *arg)
+/* What uct_gdrx_find_lib looks for, and the path it found. */
+typedef struct uct_gdrx_lib_search {
+    const char *prefix; /* "libucp.so" */
+    const char *path;
+} uct_gdrx_lib_search_t;
+
+/* dl_iterate_phdr callback: the path of a loaded library, if any. */
+static int uct_gdrx_find_lib(struct dl_phdr_info *info, size_t size,
+                             void *arg)
 {
-    const char *base = strrchr(info->dlpi_name, '/');
+    uct_gdrx_lib_search_t *search = arg;
+    const char *base              = strrchr(info->dlpi_name, '/');
 
     base = (base == NULL) ? info->dlpi_name : base + 1;
-    if (strncmp(base, "libucp.so", strlen("libucp.so")) != 0) {
+    if (strncmp(base, search->prefix, strlen(search->prefix)) != 0) {
         return 0;
     }
 
-    *(const char**)arg = info->dlpi_name;
+    search->path = info->dlpi_name;
     return 1;
 }
 
+/* The path of the loaded library whose file name starts with prefix, or
+ * NULL. */
+static const char *uct_gdrx_loaded_path(const char *prefix)
+{
+    uct_gdrx_lib_search_t search = {prefix, NULL};
+
+    dl_iterate_phdr(uct_gdrx_find_lib, &search);
+    return search.path;
+}
+
+/* The libucp of the install the loaded libuct belongs to (its directory),
+ * loaded RTLD_LOCAL for the version question; NULL if there is none. */
+static void *uct_gdrx_open_libucp_near_libuct(void)
+{
+    const char *libuct = uct_gdrx_loaded_path("libuct.so");
+    const char *slash  = (libuct == NULL) ? NULL : strrchr(libuct, '/');
+    char path[PATH_MAX];
+
+    if ((slash == NULL) ||
+        (snprintf(path, sizeof(path), "%.*s/libucp.so.0", (int)(slash - libuct),
+                  libuct) >= (int)sizeof(path))) {
+        return NULL;
+    }
+
+    /* not a word through UCX's logger: its release is the question */
+    return dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+}
+
 /* ucp_get_version of the libucp in this process, also one loaded with
- * RTLD_LOCAL (as a dlopen'ed MPI component may load it); NULL if none. */
+ * RTLD_LOCAL (as a dlopen'ed MPI component may load it), else of the one
+ * next to libuct; *handle_p is then to be closed.  NULL if none. */
 static uct_gdrx_get_version_func_t uct_gdrx_ucp_get_version(void **handle_p)
 {
     uct_gdrx_get_version_func_t get_version;
-    const char *path = NULL;
+    const char *path;
 
     *handle_p = NULL;
     *(void**)&get_version = dlsym(RTLD_DEFAULT, "ucp_get_version");
@@ -83,18 +116,19 @@ static uct_gdrx_get_version_func_t uct_gdrx_ucp_get_version(void **handle_p)
         return get_version;
     }
 
-    dl_iterate_phdr(uct_gdrx_find_libucp, &path);
-    if (path == NULL) {
-        return NULL;
-    }
-
+    path = uct_gdrx_loaded_path("libucp.so");
     /* RTLD_NOLOAD: the copy already there, nothing new is loaded */
-    *handle_p = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    *handle_p = (path != NULL) ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) :
+                                 uct_gdrx_open_libucp_near_libuct();
     if (*handle_p == NULL) {
         return NULL;
     }
 
     *(void**)&get_version = dlsym(*handle_p, "ucp_get_version");
+    if (get_version == NULL) {
+        dlclose(*handle_p);
+        *handle_p = NULL;
+    }
     return get_version;
 }
 
@@ -107,6 +141,9 @@ static uct_gdrx_version_match_t uct_gdrx_version_compare(void)
 
     get_version = uct_gdrx_ucp_get_version(&handle);
     if (get_version == NULL) {
+        fprintf(stderr, "gdrx: no libucp in this process or next to libuct "
+                "tells the UCX release; the gdrx transport (built for UCX "
+                "%s) is not registered\n", UCT_GDRX_BUILT_FOR);
         return UCT_GDRX_VERSION_UNKNOWN;
     }
 
@@ -134,53 +171,28 @@ static uct_gdrx_version_match_t uct_gdrx_version_compare(void)
 
 ucs_status_t uct_gdrx_version_check(void)
 {
-    ucs_status_t status;
-
-    pthread_mutex_lock(&uct_gdrx_registration_lock);
-    if (uct_gdrx_registration == UCT_GDRX_REGISTERED_UNCHECKED) {
-        switch (uct_gdrx_version_compare()) {
-        case UCT_GDRX_VERSION_SAME:
-            uct_gdrx_registration = UCT_GDRX_REGISTERED;
-            break;
-        case UCT_GDRX_VERSION_OTHER:
-            /* UCX keeps the component on its list (it has no way to take
-             * it off): it lists no resource and opens no MD from now on */
-            uct_gdrx_unregister();
-            uct_gdrx_registration = UCT_GDRX_REFUSED;
-            break;
-        default:
-            ucs_debug("gdrx: no libucp in this process, UCX version not "
-                      "checked");
-            break;
-        }
-    }
-    status = (uct_gdrx_registration == UCT_GDRX_REFUSED) ?
-             UCS_ERR_UNSUPPORTED : UCS_OK;
-    pthread_mutex_unlock(&uct_gdrx_registration_lock);
-    return status;
+    return (uct_gdrx_registration == UCT_GDRX_REGISTERED) ? UCS_OK :
+                                                            UCS_ERR_UNSUPPORTED;
 }
 
 void uct_gdrx_version_load(uct_gdrx_version_reg_func_t reg,
                            uct_gdrx_version_reg_func_t unreg)
 {
-    uct_gdrx_version_match_t match = uct_gdrx_version_compare();
-
-    if (match == UCT_GDRX_VERSION_OTHER) {
+    /* known before the first write into UCX's lists, or nothing is
+     * written: their layout is the release's */
+    if (uct_gdrx_version_compare() != UCT_GDRX_VERSION_SAME) {
         uct_gdrx_registration = UCT_GDRX_REFUSED;
         return;
     }
 
     uct_gdrx_unregister = unreg;
     reg();
-    uct_gdrx_registration = (match == UCT_GDRX_VERSION_SAME) ?
-                            UCT_GDRX_REGISTERED :
-                            UCT_GDRX_REGISTERED_UNCHECKED;
+    uct_gdrx_registration = UCT_GDRX_REGISTERED;
 }
 
 void uct_gdrx_version_unload(void)
 {
-    if ((uct_gdrx_registration != UCT_GDRX_REGISTERED) &&
-        (uct_gdrx_registration != UCT_GDRX_REGISTERED_UNCHECKED)) {
+    if (uct_gdrx_registration != UCT_GDRX_REGISTERED) {
         return;
     }
 

@@ -81,7 +81,7 @@ static int set_sync_memops(const struct gdrx_cuda *cu, uint64_t dptr)
 }
 
 /* Fill the allocation, window and buffer id of req (device context
- * current); sets SYNC_MEMOPS as GPUDirect RDMA requires. */
+ * current).  SYNC_MEMOPS waits for the backend's pin (pin_into_slot). */
 static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *req)
 {
     CUdeviceptr base = 0;
@@ -116,8 +116,7 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
         return gdrx_cuda_errno(res);
     }
     req->buffer_id = buffer_id;
-
-    return set_sync_memops(cu, req->dptr);
+    return 0;
 }
 
 /* A span reaches its neighbours: each allocation in the rest of the range
@@ -174,10 +173,13 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
             gdrx_err("backend %s pinned [%#llx, +%zu), which misses the request",
                      ctx->ops->name, (unsigned long long)pin->bp.pin_base, pin->bp.pin_size);
             rc = -EIO;
-        } else if (gdrx_pin_req_spans(req)) {
-            /* only a span the backend pinned marks its neighbours: a
-             * refused one leaves them as they were */
-            rc = sync_span(ctx->dev.cu, req);
+        } else {
+            /* SYNC_MEMOPS, as GPUDirect RDMA requires, only on what the
+             * backend pinned: a refused pin (a span into memory it cannot
+             * reach as one piece) leaves every allocation as it was */
+            rc = set_sync_memops(ctx->dev.cu, req->dptr);
+            if (rc == 0 && gdrx_pin_req_spans(req))
+                rc = sync_span(ctx->dev.cu, req);
         }
         if (rc)
             ctx->ops->unpin(ctx->bctx, &pin->bp);

@@ -60,6 +60,7 @@ int tc_load(void)
     LOADSIM(graph_free_node, "simcu_graph_free_node");
     LOADSIM(last_copy, "simcu_last_copy");
     LOADSIM(live_streams, "simcu_live_streams");
+    LOADSIM(hide_entry_point, "simcu_hide_entry_point");
     return tsim.fail_next != NULL;
 }
 

@@ -53,6 +53,7 @@ struct tsim {
     CUresult (*graph_free_node)(CUdeviceptr p, CUgraphExec *out);
     int  (*last_copy)(struct simcu_copy_info *out);
     long (*live_streams)(void);
+    int  (*hide_entry_point)(const char *symbol, int hide);
 };
 
 extern struct tcuda tc;

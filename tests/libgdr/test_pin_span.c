@@ -245,7 +245,8 @@ static int two_adjacent(CUdeviceptr *a, CUdeviceptr *b)
 }
 
 /* A span the backend refuses (into the next allocation's own memory)
- * changes nothing: no pin, and the neighbour keeps its SYNC_MEMOPS. */
+ * changes nothing: no pin, and both allocations keep their SYNC_MEMOPS
+ * (the one it starts in as well as the neighbour: issue 29). */
 static void test_span_refused_changes_nothing(void)
 {
     gdrx_pin_t pin = { 0 };
@@ -256,9 +257,15 @@ static void test_span_refused_changes_nothing(void)
     gdrx_t g = tc_open();
     if (two_adjacent(&ab[0], &ab[1])) {
         CUdeviceptr b = ab[1];
+        CU_ASSERT_EQUAL(sync_memops(ab[0]), 0);
         CU_ASSERT_EQUAL(sync_memops(b), 0);
         CU_ASSERT_EQUAL(gdrx_pin(g, b - 4 * KiB, 128 * KiB, GDRX_PIN_FLAG_SPAN, &pin), -EINVAL);
         assert_nothing_pinned(g, pin);
+        CU_ASSERT_EQUAL(sync_memops(ab[0]), 0);
+        CU_ASSERT_EQUAL(sync_memops(b), 0);
+        /* a pin the backend takes sets it, as GPUDirect RDMA requires */
+        CU_ASSERT_EQUAL(gdrx_pin(g, b - 4 * KiB, 4 * KiB, GDRX_PIN_FLAG_SPAN, &pin), 0);
+        CU_ASSERT_EQUAL(sync_memops(ab[0]), 1);
         CU_ASSERT_EQUAL(sync_memops(b), 0);
     }
     CU_ASSERT_EQUAL(gdrx_close(g), 0);

@@ -16,6 +16,8 @@
 #include "sim_legacy.h"
 #include "sim_entry.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 /* Internal variants: forward to the export (so a hook on either sees the
@@ -115,6 +117,44 @@ static const struct proc_entry table[] = {
 
 #define PROC_FLAGS (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
 
+/* Entry points a test took away (simcu_hide_entry_point): answered as by
+ * a driver too old to have them.  Own lock: taken by cuGetProcAddress. */
+#define SIM_MAX_HIDDEN 4
+static pthread_mutex_t hidden_lock = PTHREAD_MUTEX_INITIALIZER;
+static char hidden[SIM_MAX_HIDDEN][64];
+
+int simcu_hide_entry_point(const char *symbol, int hide)
+{
+    int rc = hide ? -ENOSPC : 0;
+
+    if (!symbol || !*symbol || strlen(symbol) >= sizeof(hidden[0]))
+        return -EINVAL;
+    pthread_mutex_lock(&hidden_lock);
+    for (int i = 0; i < SIM_MAX_HIDDEN; i++) {
+        if (strcmp(hidden[i], symbol) == 0)
+            hidden[i][0] = '\0';
+    }
+    for (int i = 0; hide && i < SIM_MAX_HIDDEN && rc; i++) {
+        if (!hidden[i][0]) {
+            strcpy(hidden[i], symbol);
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&hidden_lock);
+    return rc;
+}
+
+static int is_hidden(const char *symbol)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&hidden_lock);
+    for (int i = 0; i < SIM_MAX_HIDDEN && !found; i++)
+        found = strcmp(hidden[i], symbol) == 0;
+    pthread_mutex_unlock(&hidden_lock);
+    return found;
+}
+
 /* Works before cuInit, like the real one.  The sim has no per-thread
  * variants (but cuMemFreeAsync's), so the flag selects the same functions. */
 static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
@@ -127,7 +167,8 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64
         return CUDA_ERROR_INVALID_VALUE;
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     *pfn = NULL;
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+    int gone = is_hidden(symbol);
+    for (size_t i = 0; !gone && i < sizeof(table) / sizeof(table[0]); i++) {
         if (strcmp(table[i].symbol, symbol) != 0)
             continue;
         if (table[i].since <= cudaVersion) {

@@ -115,6 +115,11 @@ int simcu_fail_next(const char *function_name, CUresult err, int count);
 /** Remove every failure rule. */
 void simcu_fail_clear(void);
 
+/** hide = 1: cuGetProcAddress answers CUDA_ERROR_NOT_FOUND for `symbol`
+ *  (as a driver that lacks it: cuCtxGetId before CUDA 12.0); 0: found
+ *  again.  The exported function stays.  At most 4 hidden (-ENOSPC). */
+int simcu_hide_entry_point(const char *symbol, int hide);
+
 /** Number of GPUs (1..SIMCU_MAX_DEVICES); before cuInit only (-EBUSY after). */
 int simcu_set_device_count(int n);
 /** Allocations smaller than this are sub-allocated (0 = never; default 2 MiB). */

@@ -381,6 +381,15 @@ static void test_get_proc_address(void)
     CU_ASSERT_FATAL(v1 != NULL);
     CU_ASSERT(v1("cuMemcpyHtoD", &fn, 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS);
     CU_ASSERT(fn == (void *)cuMemcpyHtoD_v2);
+
+    /* An entry point taken away is not found, until given back. */
+    CU_ASSERT(simcu_hide_entry_point("cuCtxGetId", 1) == 0);
+    CU_ASSERT(cuGetProcAddress("cuCtxGetId", &fn, 12000, 0, &st) == CUDA_ERROR_NOT_FOUND);
+    CU_ASSERT(st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND && fn == NULL);
+    CU_ASSERT(simcu_hide_entry_point("cuCtxGetId", 0) == 0);
+    CU_ASSERT(cuGetProcAddress("cuCtxGetId", &fn, 12000, 0, &st) == CUDA_SUCCESS);
+    CU_ASSERT(fn == (void *)cuCtxGetId);
+    CU_ASSERT(simcu_hide_entry_point(NULL, 1) == -EINVAL);
 }
 
 static void test_error_strings(void)

@@ -122,7 +122,16 @@ tests_ucx_test_tools_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_tools_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_tools_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_tools_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
-	tests/ucx/libuct_gdrx_wrongver.la tests/ucx/libut_cuda_init.la
+	tests/ucx/libuct_gdrx_wrongver.la tests/ucx/libut_cuda_init.la \
+	tests/ucx/ut_uct_only
+
+# test_tools's UCT-only program: libuct and libucs, never libucp.
+check_PROGRAMS += tests/ucx/ut_uct_only
+tests_ucx_ut_uct_only_SOURCES  = tests/ucx/ut_uct_only.c
+tests_ucx_ut_uct_only_CPPFLAGS = $(UCX_CPPFLAGS:-I%=-isystem %)
+tests_ucx_ut_uct_only_CFLAGS   = $(AM_CFLAGS)
+tests_ucx_ut_uct_only_LDADD    = $(UCX_LIBS) $(DL_LIBS)
+tests_ucx_ut_uct_only_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 
 # Preloaded by the suites that run programs of their own (ucx_info, MPI
 # ranks): CUDA initialised at load, as a CUDA program does early.

@@ -253,26 +253,46 @@ static void test_dma_cuda_error(void)
 }
 
 /* cudaDeviceReset: the context is made again, its streams are gone; the
- * next copy makes a new stream instead of using the dead one. */
-static void test_dma_context_reset(void)
+ * next copy makes a new stream instead of using the dead one (kept, where
+ * cuCtxGetId tells the contexts apart: streams_after 1; else one per copy,
+ * gone with it: 0). */
+static void ut_dma_context_reset(uint32_t seed, long streams_after)
 {
     struct ut_dma t;
     int ok;
 
-    if (ut_dma_start(&t, 14) != 0) {
+    if (ut_dma_start(&t, seed) != 0) {
         return;
     }
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 14, t.host, &ok), UCS_OK);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, seed, t.host, &ok), UCS_OK);
+    CU_ASSERT(ok);
     ut_dereg(&t.u, &t.r);
     CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(tsim.live_streams(), 0);
 
-    t.d = ut_dma_buffer(&t.u, 15, &t.r);
-    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, 15, t.host, &ok), UCS_OK);
+    t.d = ut_dma_buffer(&t.u, seed + 1, &t.r);
+    CU_ASSERT_EQUAL(ut_dma_get(&t.u, &t.r, t.d, seed + 1, t.host, &ok),
+                    UCS_OK);
     CU_ASSERT(ok);
     ut_dma_check_copy(t.host, t.d, t.ctx);
-    CU_ASSERT_EQUAL(tsim.live_streams(), 1);
+    CU_ASSERT_EQUAL(tsim.live_streams(), streams_after);
     ut_dma_finish(&t, 2);
+}
+
+static void test_dma_context_reset(void)
+{
+    ut_dma_context_reset(14, 1);
+}
+
+/* The same on a driver without cuCtxGetId (before CUDA 12.0), which
+ * cannot tell the context made again from the old one at the same
+ * address: the dead stream is not used either. */
+static void test_dma_context_reset_no_id(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.hide_entry_point);
+    CU_ASSERT_EQUAL_FATAL(tsim.hide_entry_point("cuCtxGetId", 1), 0);
+    ut_dma_context_reset(16, 0);
+    tsim.hide_entry_point("cuCtxGetId", 0);
 }
 
 /* Memory gdrx could not pin (every pin refused: a full BAR) is copied on
@@ -363,6 +383,67 @@ static void test_dma_unpinned(void)
     free(want);
 }
 
+/* zcopy between memory gdrx could not pin (the local buffer, copied by the
+ * copy engine) and a mapped remote key whose memory CUDA freed: refused
+ * as the CPU path refuses it, in both directions, and nothing is written,
+ * also not into the allocation CUDA then made at the same address. */
+static void test_dma_unpinned_to_revoked(void)
+{
+    const size_t len = 3000;
+    uint8_t *host    = malloc(len);
+    struct ut_reg local, remote;
+    CUdeviceptr d, r, again;
+    struct ut_uct u;
+    uct_iov_t iov;
+
+    if (tc_setup(0) != 0) {
+        free(host);
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_FATAL((d = tc_alloc(len)) != 0);
+    CU_ASSERT_FATAL((r = tc_alloc(len)) != 0);
+    CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
+                                   CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, len, &local), UCS_OK);
+    tsim.fail_next("cuMemGetHandleForAddressRange", CUDA_SUCCESS, 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)r, len, &remote), UCS_OK);
+    iov = (uct_iov_t){(void*)d, len, local.memh, 0, 1};
+
+    /* while the remote memory lives, both directions copy */
+    tc_fill(d, len, 70);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_OK);
+    CU_ASSERT(tc_check(r, len, 70));
+    tc_fill(r, len, 71);
+    CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_OK);
+    CU_ASSERT(tc_check(d, len, 71));
+
+    /* freed, and (the sim reuses addresses) made again in its place */
+    tc_free(r);
+    CU_ASSERT_FATAL((again = tc_alloc(len)) != 0);
+    tc_fill(again, len, 72);
+    tc_fill(d, len, 73);
+    CU_ASSERT_EQUAL(uct_ep_put_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_ERR_INVALID_ADDR);
+    CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, r, remote.rkey.rkey,
+                                     NULL), UCS_ERR_INVALID_ADDR);
+    CU_ASSERT(tc_check(again, len, 72));
+    CU_ASSERT(tc_check(d, len, 73));
+    /* the CPU path refuses the same key the same way */
+    tc_pattern(host, len, 74);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, host, 100, r, remote.rkey.rkey),
+                    UCS_ERR_INVALID_ADDR);
+
+    ut_dereg(&u, &remote);
+    ut_dereg(&u, &local);
+    ut_close(&u);
+    tc_free(again);
+    tc_free(d);
+    free(host);
+}
+
 /* The copy engine's copies of memory no pin saw set SYNC_MEMOPS on it, as
  * UCX's cuda_copy does: else a program's cuMemcpyHtoD into it may return
  * before it landed and the interface's stream read the old bytes. */
@@ -421,7 +502,9 @@ static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_buffer_context),
     GDRX_TEST_CASE(test_dma_cuda_error),
     GDRX_TEST_CASE(test_dma_context_reset),
+    GDRX_TEST_CASE(test_dma_context_reset_no_id),
     GDRX_TEST_CASE(test_dma_unpinned),
+    GDRX_TEST_CASE(test_dma_unpinned_to_revoked),
     GDRX_TEST_END
 };
 

@@ -133,12 +133,32 @@ static void test_wrong_version_refused(void)
     CU_ASSERT_PTR_NULL(strstr(ut_out, "Memory domain: gdrx"));
 }
 
+/* Where no libucp is loaded (a UCT-only program; an MPI rank before
+ * MPI_Init) the release is asked of the libucp next to libuct before
+ * anything is registered: the plugin that records 1.12.0 puts nothing on
+ * UCX's lists (it had registered unchecked, into a libuct of any release),
+ * the plugin built for this UCX registers, and libucp is not left loaded. */
+static void test_version_without_libucp(void)
+{
+    char prog[512], wrong[512], plugin[512], cmd[2048];
+
+    ut_build_path(prog, sizeof(prog), "tests/ucx/ut_uct_only");
+    ut_build_path(wrong, sizeof(wrong), "tests/ucx/.libs/libuct_gdrx_wrongver.so");
+    ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' 2>&1", prog, wrong, plugin);
+    CU_ASSERT_EQUAL(gdrx_test_capture(cmd, ut_out, sizeof(ut_out)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "libucp 0 gdrx 0 0 1 libucp 0\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "gdrx: libuct_gdrx was built for "
+                                  "UCX 1.12.0 but this process runs UCX"));
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_info_lists_gdrx),
     GDRX_TEST_CASE(test_plugin_path),
     GDRX_TEST_CASE(test_info_config),
     GDRX_TEST_CASE(test_ucx_conf),
     GDRX_TEST_CASE(test_wrong_version_refused),
+    GDRX_TEST_CASE(test_version_without_libucp),
     GDRX_TEST_END
 };
 

@@ -462,9 +462,90 @@ static void test_ops_tables(void)
     ut_close(&u);
 }
 
+/* What bcopy handed its pack and unpack callbacks. */
+struct ut_bounce_arg {
+    uint8_t    *data; /* len bytes packed, or unpacked into */
+    size_t     len;
+    const void *seen; /* the bounce buffer of the last call */
+};
+
+static size_t ut_bounce_pack(void *dest, void *arg)
+{
+    struct ut_bounce_arg *a = arg;
+
+    a->seen = dest;
+    memcpy(dest, a->data, a->len);
+    return a->len;
+}
+
+static void ut_bounce_unpack(void *arg, const void *data, size_t length)
+{
+    struct ut_bounce_arg *a = arg;
+
+    a->seen = data;
+    memcpy(a->data, data, length);
+}
+
+/* bcopy above the stack's 8 KiB takes no buffer from the heap per call:
+ * the interface's own, the same every time (a per-call one could not be,
+ * the test holding the heap blocks a freed one would come back as). */
+static void test_bcopy_bounce_owned(void)
+{
+    const size_t seg = 64 * 1024;
+    uint8_t *out = malloc(seg), *in = malloc(seg);
+    struct ut_bounce_arg a = {out, seg, NULL};
+    const void *first;
+    void *held[8];
+    struct ut_reg r;
+    struct ut_uct u;
+    CUdeviceptr d;
+    unsigned i;
+
+    if (tc_setup(0) != 0) {
+        free(out);
+        free(in);
+        return;
+    }
+    setenv("UCX_GDRX_SEG_SIZE", "64k", 1);
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    unsetenv("UCX_GDRX_SEG_SIZE");
+    CU_ASSERT_EQUAL_FATAL(u.attr.cap.put.max_bcopy, seg);
+    CU_ASSERT_FATAL((d = tc_alloc(seg + 64)) != 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, seg + 64, &r), UCS_OK);
+
+    tc_pattern(out, seg, 130);
+    CU_ASSERT_EQUAL(uct_ep_put_bcopy(u.ep, ut_bounce_pack, &a, d + 7,
+                                     r.rkey.rkey), (ssize_t)seg);
+    first = a.seen;
+    CU_ASSERT(tc_check(d + 7, seg, 130));
+    for (i = 0; i < ucs_static_array_size(held); ++i) {
+        held[i] = malloc(seg);
+    }
+    tc_pattern(out, seg, 131);
+    CU_ASSERT_EQUAL(uct_ep_put_bcopy(u.ep, ut_bounce_pack, &a, d + 3,
+                                     r.rkey.rkey), (ssize_t)seg);
+    CU_ASSERT_PTR_EQUAL(a.seen, first);
+    CU_ASSERT(tc_check(d + 3, seg, 131));
+    a.data = in;
+    memset(in, 0, seg);
+    CU_ASSERT_EQUAL(uct_ep_get_bcopy(u.ep, ut_bounce_unpack, &a, seg, d + 3,
+                                     r.rkey.rkey, NULL), UCS_OK);
+    CU_ASSERT_PTR_EQUAL(a.seen, first);
+    CU_ASSERT_EQUAL(memcmp(in, out, seg), 0);
+    for (i = 0; i < ucs_static_array_size(held); ++i) {
+        free(held[i]);
+    }
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    tc_free(d);
+    free(out);
+    free(in);
+}
+
 static const struct gdrx_test_case data_cases[] = {
     GDRX_TEST_CASE(test_short_sizes),
     GDRX_TEST_CASE(test_bcopy_sizes),
+    GDRX_TEST_CASE(test_bcopy_bounce_owned),
     GDRX_TEST_CASE(test_zcopy_sizes),
     GDRX_TEST_CASE(test_zcopy_sizes_dma),
     GDRX_TEST_CASE(test_dma_refuses_freed),
