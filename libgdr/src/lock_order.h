@@ -56,6 +56,9 @@
 #define GDRX_LOCK_ORDER_H
 
 #include <pthread.h>
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#endif
 
 enum gdrx_lock_rank {
     GDRX_LOCK_CTX = 0,
@@ -120,6 +123,12 @@ static inline void gdrx_rwlock_unlock(pthread_rwlock_t *l, enum gdrx_lock_rank r
  * thread and nothing else holds the lock: it starts from a new one. */
 static inline void gdrx_rwlock_child_reset(pthread_rwlock_t *l, enum gdrx_lock_rank r)
 {
+#ifdef __SANITIZE_THREAD__
+    /* A thread sanitizer keeps a lock's state by address, and a new lock
+     * there does not clear it: tell it the write hold ended. */
+    __tsan_mutex_pre_unlock(l, 0);
+    __tsan_mutex_post_unlock(l, 0);
+#endif
     pthread_rwlock_init(l, NULL);
     gdrx_lock_order_drop(r);
 }
