@@ -114,6 +114,8 @@ AC_DEFUN([GDRX_CHECK_UCX], [
           [test ! -f "$with_ucx_src/src/uct/base/uct_iface.h"],
           [gdrx_ucx_why="UCX source tree (src/uct/base/uct_iface.h) not found"],
           [gdrx_have_ucx=yes])
+    dnl the tree found, for check-bench-bare's own configure
+    AC_SUBST([GDRX_UCX_SRC], [$with_ucx_src])
     AS_IF([test "x$gdrx_have_ucx" = xyes], [
         AC_MSG_CHECKING([UCX version])
         UCX_VERSION=`$SED -n 's/^#define UCT_VERNO_STRING *"\(.*\)"/\1/p' $gdrx_ucx_pub/uct/api/version.h`

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_bare.sh SRCDIR WORKDIR [--ucx] [RESULTS]
+# bench_bare.sh SRCDIR WORKDIR [--ucx[=UCX_SRC]] [RESULTS]
 #
 # `make bench` where only `make` is promised to work (issue 31): SRCDIR is
 # a copy of the distributed files (make distdir, what make dist's tarball
@@ -27,11 +27,14 @@
 # "N passed, N failed"; appends "check-bench-bare P F" to RESULTS; exits 1
 # if anything failed.
 set -u
-[ $# -ge 2 ] || { echo "usage: bench_bare.sh SRCDIR WORKDIR [--ucx] [RESULTS]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: bench_bare.sh SRCDIR WORKDIR [--ucx[=UCX_SRC]] [RESULTS]" >&2; exit 2; }
 src=$(cd "$1" && pwd) work=$2
 shift 2
-ucx=0
-[ "${1:-}" = --ucx ] && { ucx=1; shift; }
+ucx=0 ucx_src=""
+case "${1:-}" in
+--ucx) ucx=1; shift ;;
+--ucx=*) ucx=1; ucx_src=${1#--ucx=}; shift ;;
+esac
 results=${1:-}
 pass=0 fail=0
 result() { # name ok [log]
@@ -73,7 +76,7 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 b=$work/b
 
 (cd "$b" && "$src/configure" CPPFLAGS="-I$hide" LDFLAGS="-L$hide" CFLAGS="-O0 -g" \
-     --with-kernel-headers=no) > "$work/configure.log" 2>&1
+     --with-kernel-headers=no ${ucx_src:+--with-ucx-src="$ucx_src"}) > "$work/configure.log" 2>&1
 rc=$? ok=0
 if [ "$rc" -eq 0 ] &&
    grep -q '^  tests (CUnit)  *no   CUnit not found$' "$work/configure.log" &&

@@ -40,7 +40,10 @@ check-bench-bare:
 endif
 GDRX_CHECK_EXTRA += check-bench-bare
 .PHONY: check-bench-bare
+# --ucx=DIR: the UCX source tree this configure found (or was given), so
+# that a tree given with --with-ucx-src (as sid_leg.sh does) counts there
+# too.
 if HAVE_UCX
-GDRX_BARE_UCX = --ucx
+GDRX_BARE_UCX = --ucx=$(GDRX_UCX_SRC)
 endif
 EXTRA_DIST += tests/tools/bench_bare.sh
