@@ -79,8 +79,9 @@ static ucs_config_field_t uct_gdrx_md_config_table[] = {
      "Use CUDA allocation and free events: UCX's own CUDA hooks where it has\n"
      "them, else gdrx's (through libgdrx), which feed UCX's memory-type cache\n"
      "and invalidate every registration cache. With n nothing is installed:\n"
-     "UCX then needs UCX_MEMTYPE_CACHE=n, and every cache hit is checked\n"
-     "against the allocation's buffer id.",
+     "UCX then needs UCX_MEMTYPE_CACHE=n and UCX_RCACHE_ENABLE=n (UCP's own\n"
+     "registration cache), and every gdrx cache hit is checked against the\n"
+     "allocation's buffer id.",
      ucs_offsetof(uct_gdrx_md_config_t, mem_events), UCS_CONFIG_TYPE_BOOL},
 
     {"DETECT_MEM_TYPES", "y",

@@ -384,8 +384,10 @@ static void test_left_out_loads_no_cuda(void)
 }
 
 /* The caches-off mode ucx_plugin/README.md documents for a job that wants
- * no CUDA hooks: UCX_GDRX_MEM_EVENTS=n installs none (no events reach UCP)
- * and UCX_MEMTYPE_CACHE=n makes UCP ask the MDs for every buffer.  Both
+ * no CUDA hooks: UCX_GDRX_MEM_EVENTS=n installs none (no events reach UCP),
+ * UCX_MEMTYPE_CACHE=n makes UCP ask the MDs for every buffer, and
+ * UCX_RCACHE_ENABLE=n turns off UCP's own registration cache (which keeps
+ * CUDA registrations from 1.15 on: without it this hung on 1.23).  They
  * must be in the environment when UCX loads (libucs reads its global
  * options then), so the case runs in a copy of this program started so
  * (test_caches_off).  Every direction, sizes from 1 byte to past the
@@ -427,7 +429,8 @@ static void test_caches_off_run(void)
 static void test_caches_off(void)
 {
     static const char *const env[] = {
-        UT_CACHES_OFF_ENV "=1", "UCX_MEMTYPE_CACHE=n", "UCX_GDRX_MEM_EVENTS=n", NULL
+        UT_CACHES_OFF_ENV "=1", "UCX_MEMTYPE_CACHE=n", "UCX_GDRX_MEM_EVENTS=n",
+        "UCX_RCACHE_ENABLE=n", NULL
     };
     static struct gdrx_test_rerun r;
 
