@@ -216,6 +216,95 @@ static void test_dma_buffer_context(void)
     free(host);
 }
 
+/* *fn = the libcuda symbol name (NULL if none), without casting a data
+ * pointer to a function pointer. */
+static void ut_dma_sym(void *cuda, const char *name, void *fn, size_t size)
+{
+    void *sym = dlsym(cuda, name);
+
+    memcpy(fn, &sym, size);
+}
+
+/* VMM memory belongs to no context: the copy engine retains the device's
+ * primary context for the copy (active: something made it so), runs in it
+ * and releases it again; a thread with no current context is left with
+ * none.  Once the interface and the memory are gone, the test's own retain
+ * is the last: its release leaves the primary context inactive. */
+static void test_dma_vmm_primary(void)
+{
+    const size_t len = 2 << 20;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    __typeof__(&cuMemCreate) create = NULL;
+    __typeof__(&cuMemAddressReserve) reserve = NULL;
+    __typeof__(&cuMemMap) map = NULL;
+    __typeof__(&cuMemSetAccess) access = NULL;
+    __typeof__(&cuMemUnmap) unmap = NULL;
+    __typeof__(&cuMemRelease) release = NULL;
+    __typeof__(&cuMemAddressFree) address_free = NULL;
+    __typeof__(&cuDevicePrimaryCtxGetState) get_state = NULL;
+    __typeof__(&cuDevicePrimaryCtxRelease_v2) primary_release = NULL;
+    CUmemAllocationProp prop = {0};
+    CUmemAccessDesc desc     = {0};
+    CUmemGenericAllocationHandle h;
+    CUcontext ctx = NULL, cur = NULL;
+    uint8_t *host = malloc(UT_LEN + 2);
+    unsigned flags = 0;
+    struct ut_uct u;
+    struct ut_reg r;
+    CUdeviceptr va;
+    int ok, active = -1;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cuda);
+    ut_dma_sym(cuda, "cuMemCreate", &create, sizeof(create));
+    ut_dma_sym(cuda, "cuMemAddressReserve", &reserve, sizeof(reserve));
+    ut_dma_sym(cuda, "cuMemMap", &map, sizeof(map));
+    ut_dma_sym(cuda, "cuMemSetAccess", &access, sizeof(access));
+    ut_dma_sym(cuda, "cuMemUnmap", &unmap, sizeof(unmap));
+    ut_dma_sym(cuda, "cuMemRelease", &release, sizeof(release));
+    ut_dma_sym(cuda, "cuMemAddressFree", &address_free, sizeof(address_free));
+    ut_dma_sym(cuda, "cuDevicePrimaryCtxGetState", &get_state, sizeof(get_state));
+    ut_dma_sym(cuda, "cuDevicePrimaryCtxRelease_v2", &primary_release, sizeof(primary_release));
+    dlclose(cuda);
+    CU_ASSERT_FATAL(create && reserve && map && access && unmap && release &&
+                    address_free && get_state && primary_release);
+
+    ut_dma_setenv();
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&ctx), CUDA_SUCCESS);
+    prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location      = prop.location;
+    desc.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU_ASSERT_EQUAL_FATAL(create(&h, len, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(reserve(&va, len, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(map(va, len, 0, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(access(va, len, &desc, 1), CUDA_SUCCESS);
+    tc_fill(va, len, 70);
+
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)va, len, &r), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(NULL), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(ut_dma_get(&u, &r, va, 70, host, &ok), UCS_OK);
+    CU_ASSERT(ok);
+    ut_dma_check_copy(host, va, ctx); /* in the primary context */
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_NULL(cur);
+    CU_ASSERT_EQUAL_FATAL(tc.CtxSetCurrent(ctx), CUDA_SUCCESS);
+    ut_dereg(&u, &r);
+    ut_close(&u);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 1);
+
+    CU_ASSERT_EQUAL(unmap(va, len), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(release(h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(address_free(va, len), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(primary_release(0), CUDA_SUCCESS); /* tc_setup's */
+    CU_ASSERT_EQUAL(get_state(0, &flags, &active), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(active, 0); /* the copy engine's retain was released */
+    free(host);
+}
+
 /* A CUDA failure is the operation's error, not a silent slower path; the
  * next copy works. */
 static void test_dma_cuda_error(void)
@@ -499,6 +588,7 @@ static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_sync_memops),
     GDRX_TEST_CASE(test_dma_own_stream),
     GDRX_TEST_CASE(test_dma_no_context),
+    GDRX_TEST_CASE(test_dma_vmm_primary),
     GDRX_TEST_CASE(test_dma_buffer_context),
     GDRX_TEST_CASE(test_dma_cuda_error),
     GDRX_TEST_CASE(test_dma_context_reset),
