@@ -26,6 +26,17 @@
 #                 alternating three times (UCX 1.16, sm,gdrx)
 #       aside     sm,cuda_copy,gdrx with gdrx's backend forced to a missing
 #                 gdrdrv: the job must run on cuda_copy
+#       table     issue 31's table: osu_latency 1 B-4 MiB, sm,gdrx (1.16),
+#                 sm,cuda_copy, sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy (1.22),
+#                 TABLE_ROUNDS (default 3) alternating rounds, without then
+#                 with MPS; then the protocols UCP picks (proto.txt) and
+#                 gdrx's counters per size class; summarise with
+#                 tests/gpu/osu_table.awk
+#       rndv      sm,cuda_copy,gdrx at 2-64 KiB: UCP's own choice against
+#                 UCX_RNDV_THRESH=16k and =32k (eager copy-in/out through
+#                 gdrx below it), alternating rounds, without then with MPS
+#       rndv116   sm,gdrx on UCX 1.16 at 64 B-32 KiB: UCP's own choice (its
+#                 rendezvous from 128 B) against UCX_RNDV_THRESH=2k/8k/32k
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -33,7 +44,7 @@
 #                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|gdrcopy|small|cachedev|large|churn|aside|integrity}
+MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -166,8 +177,51 @@ large() {
     EXTRA="-x UCX_GDRX_STATS_DUMP=y" mpi "$1-large-gdrx-stats" 122 sm,cuda_copy,gdrx $l
 }
 
+T="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 500 -x 50 D D"
+table() {
+    local i
+    for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
+        mpi "$1-r$i-116-gdrx" 116 sm,gdrx $T
+        mpi "$1-r$i-122-cc" 122 sm,cuda_copy $T
+        mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $T
+        mpi "$1-r$i-122-ccgdrcopy" 122 sm,cuda_copy,gdr_copy $T
+    done
+}
+R="${OSU_DIR:-}/osu_latency -d cuda -m 2048:65536 -i 500 -x 50 D D"
+rndv() {
+    local i t
+    for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
+        mpi "$1-r$i-auto" 122 sm,cuda_copy,gdrx $R
+        for t in 16k 32k; do
+            EXTRA="-x UCX_RNDV_THRESH=$t" mpi "$1-r$i-thresh$t" 122 sm,cuda_copy,gdrx $R
+        done
+    done
+}
+R116="${OSU_DIR:-}/osu_latency -d cuda -m 64:32768 -i 1000 -x 100 D D"
+rndv116() {
+    local i t
+    for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
+        mpi "$1-r$i-116auto" 116 sm,gdrx $R116
+        for t in 2k 8k 32k; do
+            EXTRA="-x UCX_RNDV_THRESH=$t" mpi "$1-r$i-116thresh$t" 116 sm,gdrx $R116
+        done
+    done
+}
+# which protocol UCP takes per size, and what gdrx did (its counters)
+protocols() {
+    local p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D" c
+    for c in "116 sm,gdrx" "122 sm,cuda_copy,gdrx" "122 sm,cuda_copy,gdr_copy" "122 sm,cuda_copy"; do
+        set -- $c
+        MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_ENABLE=y -x UCX_PROTO_INFO=used -x UCX_GDRX_STATS_DUMP=y" \
+            mpi "proto-$1-$2" "$1" "$2" $p
+    done
+}
+
 case "$MODE" in
 versions) with_mps versions ;;
+table) with_mps table; protocols ;;
+rndv) with_mps rndv ;;
+rndv116) rndv116 nomps ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
         grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
@@ -205,5 +259,5 @@ integrity)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
+*) echo "usage: $0 versions|table|rndv|rndv116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac
