@@ -30,6 +30,12 @@ GDRAPI_EXPORT gdr_t gdr_open(void)
 
     gdrx_open_params_init(&params);
     params.backend = backend_from_env();
+    /* gdrcopy's gdr_open needs no CUDA, so it succeeds in a fork() child
+     * of a process that used CUDA (where the driver refuses CUDA) and the
+     * pins fail; gdrcopy's sanity tests rely on it.  Still NULL where no
+     * backend passes the no-CUDA check, as gdrcopy's NULL without gdrdrv
+     * (its dma-buf mode needs CUDA): UCX and NCCL probe gdr_open. */
+    params.flags = GDRX_OPEN_FLAG_NO_CUDA_FALLBACK;
     int rc = gdrx_open(&params, &ctx);
     if (rc) {
         /* gdrcopy says nothing but NULL; errno tells a caller who looks. */

@@ -28,6 +28,16 @@ static int check_va(gdr_t g, gdrx_pin_t p, unsigned long addr)
     return rc ? gdrapi_err(rc) : EINVAL;
 }
 
+/* Whether g was opened without CUDA (gdr_open in a fork child of a
+ * process that used CUDA, open.c): libgdrx answers -ENODEV for the CUDA
+ * driver version of such a context only. */
+static int opened_without_cuda(gdr_t g)
+{
+    uint64_t v;
+
+    return gdrx_get_attr(gdrapi_ctx(g), GDRX_ATTR_CUDA_DRIVER_VERSION, &v) == -ENODEV;
+}
+
 static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_t *handle)
 {
     struct gdrapi_range r;
@@ -45,6 +55,10 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
      * does: the mapping would start at the page, before addr, and reach
      * another allocation's bytes there. */
     uint32_t extra = (addr & GPU_PAGE_OFFSET) ? GDRX_PIN_FLAG_NO_MAP : 0;
+    /* The range lookup needs CUDA and would fail with a misleading EINVAL
+     * there: libgdrx refuses the pin itself (ENODEV) and logs why. */
+    if (opened_without_cuda(g))
+        return gdrapi_err(gdrx_pin(gdrapi_ctx(g), addr, size, extra, &p));
     int rc = gdrapi_pin_range(addr, size, &r);
     if (rc)
         return rc;

@@ -119,8 +119,9 @@ struct gdrx_open_params {
     gdrx_backend_t backend;     /**< GDRX_BACKEND_AUTO unless forced;
                                      the GDRX_BACKEND env variable
                                      (gdrdrv|nvrm|dmabuf) overrides AUTO */
-    uint32_t       flags;       /**< 0 for gdrx_open; gdrx_probe also
-                                     takes GDRX_PROBE_FLAG_NO_CUDA */
+    uint32_t       flags;       /**< gdrx_open takes
+                                     GDRX_OPEN_FLAG_NO_CUDA_FALLBACK,
+                                     gdrx_probe GDRX_PROBE_FLAG_NO_CUDA */
 };
 
 /**
@@ -134,6 +135,22 @@ struct gdrx_open_params {
  * CUDA, and CUDA sees a GPU.  gdrx_open refuses the flag (-EINVAL).
  */
 #define GDRX_PROBE_FLAG_NO_CUDA 1u
+
+/**
+ * gdrx_open() where the driver refuses CUDA to this process (cuInit answers
+ * CUDA_ERROR_NOT_INITIALIZED, as in a fork() child of a process that
+ * initialised CUDA): instead of failing, open a context without CUDA if a
+ * backend params allow passes the GDRX_PROBE_FLAG_NO_CUDA check.  That
+ * context pins nothing: gdrx_pin() returns -ENODEV (and logs why);
+ * gdrx_get_attr() answers BACKEND (the backend that passed the check),
+ * DEVICE_COUNT and PIN_COUNT (0) and the copy variants, and -ENODEV for
+ * DRIVER_VERSION and CUDA_DRIVER_VERSION; gdrx_close() closes it.
+ * Elsewhere the flag changes nothing.  For gdrcopy's gdr_open(), which
+ * opens without CUDA and fails at the pin; a caller that decides from
+ * gdrx_open() whether gdrx can pin here (a UCX transport) leaves it out.
+ * gdrx_probe() refuses the flag (-EINVAL).
+ */
+#define GDRX_OPEN_FLAG_NO_CUDA_FALLBACK 2u
 
 /** Flags for gdrx_pin(). */
 #define GDRX_PIN_FLAG_DEFAULT 0u

@@ -59,17 +59,44 @@ void gdrx_ctx_put(struct gdrx_ctx *ctx)
     gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
 }
 
-int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
+/* Set up an allocated, write-locked slot: with CUDA (devices counted,
+ * backend opened) or, for cu NULL, with only the backend the no-CUDA
+ * precheck finds (nothing opened: a context that cannot pin needs none). */
+static int ctx_setup(struct gdrx_ctx *ctx, gdrx_backend_t want, const struct gdrx_cuda *cu)
 {
-    const struct gdrx_cuda *cu = NULL;
     const struct gdrx_backend_ops *ops = NULL;
     void *bctx = NULL;
+    int rc;
+
+    if (!cu) {
+        rc = gdrx_backend_precheck(want, &ops);
+        if (rc)
+            return rc;
+        gdrx_devctx_init_none(&ctx->dev);
+    } else {
+        rc = gdrx_devctx_init(&ctx->dev, cu);
+        if (rc)
+            return rc;
+        rc = gdrx_backend_open(want, &ops, &bctx);
+        if (rc) {
+            gdrx_devctx_fini(&ctx->dev);
+            return rc;
+        }
+    }
+    ctx->ops = ops;
+    ctx->bctx = bctx;
+    return 0;
+}
+
+static int ctx_open(gdrx_backend_t want, int no_cuda, uint64_t *id_out)
+{
+    const struct gdrx_cuda *cu = NULL;
     uint64_t id;
 
-    int rc = gdrx_cuda_get(&cu);
-    if (rc)
-        return rc;
-    rc = gdrx_fork_guard_enable();
+    /* CUDA first: an open that fails there registers no fork handlers */
+    int rc = no_cuda ? 0 : gdrx_cuda_get(&cu);
+    if (rc == 0)
+        rc = gdrx_fork_guard_enable();
     if (rc)
         return rc;
     struct gdrx_ctx *ctx = (struct gdrx_ctx *)gdrx_ht_alloc(&gdrx_ctx_table, &id);
@@ -78,33 +105,44 @@ int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id_out)
     /* Nobody else can reach the slot before it is published; the write
      * lock only documents that (and keeps thread sanitizers informed). */
     gdrx_rwlock_lock(&ctx->lock, GDRX_LOCK_CTX, GDRX_WRITE);
-    rc = gdrx_devctx_init(&ctx->dev, cu);
-    if (rc)
-        goto err_slot;
-    rc = gdrx_backend_open(want, &ops, &bctx);
-    if (rc)
-        goto err_dev;
-    ctx->ops = ops;
-    ctx->bctx = bctx;
+    rc = ctx_setup(ctx, want, cu);
+    if (rc) {
+        gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
+        gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
+        return rc;
+    }
     atomic_store_explicit(&ctx->pin_count, 0, memory_order_relaxed);
     /* Subscribers were promised events from the next gdrx_open on (their
      * libcuda may only have been loaded by it); else the first pin
      * installs the hooks (pin.c) */
-    if (gdrx_mem_events_subscribed())
+    if (!no_cuda && gdrx_mem_events_subscribed())
         gdrx_free_hook_enable();
-    atomic_store_explicit(&ctx->state, GDRX_CTX_OPEN, memory_order_relaxed);
+    atomic_store_explicit(&ctx->state, no_cuda ? GDRX_CTX_NO_CUDA : GDRX_CTX_OPEN,
+                          memory_order_relaxed);
     gdrx_ht_publish(&ctx->h, id);
     gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
-    gdrx_info("context %#llx open on backend %s, %d device(s)", (unsigned long long)id,
-              ops->name, ctx->dev.count);
+    if (no_cuda)
+        gdrx_warn("context %#llx open on backend %s without CUDA: CUDA cannot be used in a "
+                  "fork() child of a process that used it; every pin will fail",
+                  (unsigned long long)id, ctx->ops->name);
+    else
+        gdrx_info("context %#llx open on backend %s, %d device(s)", (unsigned long long)id,
+                  ctx->ops->name, ctx->dev.count);
     *id_out = id;
     return 0;
+}
 
-err_dev:
-    gdrx_devctx_fini(&ctx->dev);
-err_slot:
-    gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);
-    gdrx_ht_free(&gdrx_ctx_table, &ctx->h);
+int gdrx_ctx_open(gdrx_backend_t want, uint32_t flags, uint64_t *id_out)
+{
+    int rc = ctx_open(want, 0, id_out);
+
+    /* Only where the driver refuses this process: a CUDA-less context
+     * anywhere else would hide a real failure from the caller.  gdrcopy's
+     * gdr_open needs it (opens without CUDA, fails at the pin); gdr_t
+     * stays a gdrx context id, so libgdrapi keeps no state of its own. */
+    if (rc && (flags & GDRX_OPEN_FLAG_NO_CUDA_FALLBACK) && gdrx_cuda_refused() &&
+        ctx_open(want, 1, id_out) == 0)
+        rc = 0; /* else the first error, which says why CUDA failed */
     return rc;
 }
 
@@ -186,7 +224,8 @@ int gdrx_ctx_close(uint64_t id)
         gdrx_warn("context %#llx: a backend unpin failed at close: %d",
                   (unsigned long long)id, cs.rc);
 
-    ctx->ops->close(ctx->bctx);
+    if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_OPEN)
+        ctx->ops->close(ctx->bctx); /* a NO_CUDA context opened none */
     ctx->ops = NULL;
     ctx->bctx = NULL;
     gdrx_devctx_fini(&ctx->dev);

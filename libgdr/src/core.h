@@ -34,6 +34,11 @@ enum gdrx_ctx_state {
     GDRX_CTX_UNUSED = 0,
     GDRX_CTX_OPEN,
     GDRX_CTX_FORKED,   /* inherited by a fork child: every call -ECHILD */
+    GDRX_CTX_NO_CUDA,  /* opened where the driver refuses CUDA (a fork child
+                          of a process that used it; GDRX_OPEN_FLAG_NO_CUDA_
+                          FALLBACK): ops is the no-CUDA precheck's backend,
+                          never opened (bctx NULL), no devices; attributes
+                          and close only, pins -ENODEV */
 };
 
 struct gdrx_ctx {
@@ -96,8 +101,9 @@ extern struct gdrx_htable gdrx_ctx_table;
 extern struct gdrx_htable gdrx_pin_table;
 
 /* context.c: open a context on the backend want asks for (AUTO: env or
- * the first that works) and close one, unpinning what it still holds. */
-int gdrx_ctx_open(gdrx_backend_t want, uint64_t *id);
+ * the first that works) and close one, unpinning what it still holds.
+ * flags: GDRX_OPEN_FLAG_* (gdrx.h). */
+int gdrx_ctx_open(gdrx_backend_t want, uint32_t flags, uint64_t *id);
 int gdrx_ctx_close(uint64_t id);
 /* context.c: whether gdrx_ctx_open would work, installing nothing. */
 int gdrx_ctx_probe(gdrx_backend_t want, gdrx_backend_t *found);

@@ -174,6 +174,22 @@ int gdrx_cuda_get_if_initialised(const struct gdrx_cuda **cu)
     return rc;
 }
 
+int gdrx_cuda_refused(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CUresult (*init)(unsigned int);
+
+    if (!lib)
+        return 0;
+    void *sym = dlsym(lib, "cuInit");
+    memcpy(&init, &sym, sizeof(sym));
+    /* after a successful cuInit a second one is a no-op; where it failed
+     * the caller's open has failed anyway */
+    int refused = init && init(0) == CUDA_ERROR_NOT_INITIALIZED;
+    dlclose(lib);
+    return refused;
+}
+
 int gdrx_cuda_errno(CUresult res)
 {
     switch (res) {

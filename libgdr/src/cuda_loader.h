@@ -62,4 +62,10 @@ int gdrx_cuda_get_if_initialised(const struct gdrx_cuda **cu);
 /* A CUresult as a negative errno. */
 int gdrx_cuda_errno(CUresult res);
 
+/* Whether the driver refuses this process outright: libcuda is loaded and
+ * cuInit answers CUDA_ERROR_NOT_INITIALIZED, which the driver does in a
+ * fork() child of a process that initialised CUDA (a failed cuInit says
+ * something else: no device, no driver).  Loads nothing. */
+int gdrx_cuda_refused(void);
+
 #endif /* GDRX_CUDA_LOADER_H */

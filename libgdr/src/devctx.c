@@ -34,6 +34,14 @@ int gdrx_devctx_init(struct gdrx_devctx *d, const struct gdrx_cuda *cu)
     return 0;
 }
 
+void gdrx_devctx_init_none(struct gdrx_devctx *d)
+{
+    d->cu = NULL;
+    d->count = 0;
+    d->primary = NULL;
+    pthread_mutex_init(&d->lock, NULL);
+}
+
 void gdrx_devctx_fini(struct gdrx_devctx *d)
 {
     for (int i = 0; i < d->count; i++) {

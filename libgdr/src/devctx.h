@@ -27,6 +27,10 @@ struct gdrx_devctx {
 /* Count the devices; retains nothing yet. */
 int gdrx_devctx_init(struct gdrx_devctx *d, const struct gdrx_cuda *cu);
 
+/* No devices and no CUDA: for a context opened where CUDA is refused;
+ * the other calls then see count 0 (and fini releases nothing). */
+void gdrx_devctx_init_none(struct gdrx_devctx *d);
+
 /* Release every primary context retained through d. */
 void gdrx_devctx_fini(struct gdrx_devctx *d);
 

@@ -13,6 +13,7 @@
 
 #include "core.h"
 #include "export.h"
+#include "log.h"
 
 GDRX_EXPORT void gdrx_open_params_init(struct gdrx_open_params *params)
 {
@@ -63,9 +64,9 @@ GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out
 
     if (!ctx_out)
         return -EINVAL;
-    int rc = open_params_read(params, 0, &want, &flags);
+    int rc = open_params_read(params, GDRX_OPEN_FLAG_NO_CUDA_FALLBACK, &want, &flags);
     if (rc == 0)
-        rc = gdrx_ctx_open(want, &id);
+        rc = gdrx_ctx_open(want, flags, &id);
     if (rc == 0)
         ctx_out->id = id;
     return rc;
@@ -102,7 +103,13 @@ GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
     if (rc)
         return rc;
     uint64_t id;
-    rc = gdrx_pin_create(c, dptr, len, flags, &id);
+    if (atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_NO_CUDA) {
+        gdrx_err("cannot pin: CUDA cannot be used in this process (a fork() child of a "
+                 "process that used CUDA); pin in the parent, or exec a new program");
+        rc = -ENODEV;
+    } else {
+        rc = gdrx_pin_create(c, dptr, len, flags, &id);
+    }
     gdrx_ctx_put(c);
     if (rc == 0)
         pin_out->id = id;
@@ -185,16 +192,22 @@ static int ctx_attr(struct gdrx_ctx *c, gdrx_attr_t attr, uint64_t *value)
     uint64_t v = 0;
     int rc = 0;
 
+    /* no backend context and no CUDA to ask (context.c) */
+    int no_cuda = atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_NO_CUDA;
     switch (attr) {
     case GDRX_ATTR_BACKEND:
         v = (uint64_t)c->ops->id;
         break;
     case GDRX_ATTR_DRIVER_VERSION:
+        if (no_cuda)
+            return -ENODEV;
         if (!c->ops->driver_version)
             return -EOPNOTSUPP;
         rc = c->ops->driver_version(c->bctx, &v);
         break;
     case GDRX_ATTR_CUDA_DRIVER_VERSION:
+        if (no_cuda)
+            return -ENODEV;
         v = (uint64_t)c->dev.cu->driver_version;
         break;
     case GDRX_ATTR_DEVICE_COUNT:

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int ga_cuda_setup(void)
 {
@@ -176,4 +178,42 @@ void ga_check_free_revokes(gdr_t g)
     CU_ASSERT_EQUAL(gdr_unmap(g, b.mh, b.map, b.map_size), 0); /* releases the range */
     CU_ASSERT_EQUAL(gdr_map(g, b.mh, &map, b.map_size), ESTALE);
     CU_ASSERT_EQUAL(gdr_unpin_buffer(g, b.mh), 0);
+}
+
+static int child_side(int rfd, int (*child)(CUdeviceptr))
+{
+    CUdeviceptr d = 0;
+
+    alarm(gdrx_test_timeout());
+    if (read(rfd, &d, sizeof(d)) != (ssize_t)sizeof(d))
+        return 120; /* the parent failed before sending it */
+    return child(d);
+}
+
+int ga_fork_after_open(int (*child)(CUdeviceptr parent_ptr))
+{
+    int v = -1, status = -1, fds[2];
+    gdr_t g = ga_open();
+
+    if (!g || gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) != 0 || gdr_close(g) != 0 ||
+        pipe(fds) != 0) {
+        CU_FAIL("open, attribute or close before the fork failed");
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        _exit(child_side(fds[0], child));
+    }
+    close(fds[0]);
+    CUdeviceptr d = pid > 0 && ga_cuda_setup() == 0 ? ga_alloc(GPU_PAGE_SIZE) : 0;
+    if (d && write(fds[1], &d, sizeof(d)) != (ssize_t)sizeof(d))
+        CU_FAIL("cannot send the address");
+    close(fds[1]);
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (d)
+        ga_free(d);
+    return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -77,4 +77,12 @@ int ga_start(size_t bytes, CUdeviceptr *d, gdr_t *g);
  * info, unmap and unpin fine, a new map refused (ESTALE). */
 void ga_check_free_revokes(gdr_t g);
 
+/* gdrcopy's invalidation_fork_child_gdr_pin_parent_with_tokens (issue
+ * 30): gdr_open, gdr_get_attribute and gdr_close (its dma-buf waiver,
+ * which initialises CUDA here), then fork(); the parent initialises CUDA,
+ * allocates a GPU page and sends its address, which the child (its CUDA
+ * refused by the driver) hands to child().  The child's exit status, or -1
+ * after CU_FAIL. */
+int ga_fork_after_open(int (*child)(CUdeviceptr parent_ptr));
+
 #endif /* GDRX_GAPI_H */

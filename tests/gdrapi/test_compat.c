@@ -3,7 +3,9 @@
  * (issue 30): a pin from a thread with no current CUDA context, the
  * signal an access through a mapping raises after the memory is freed
  * (SIGBUS, as gdrcopy's non-persistent mode, which the persistent
- * attribute reports), in a fork child too, P2P tokens dropped, addresses
+ * attribute reports), in a fork child too, gdr_open in a fork child of a
+ * process that used CUDA where no backend works without CUDA, P2P tokens
+ * dropped, addresses
  * inside a GPU page pinned but never mapped, info.va never past the
  * address pinned, and the pin and map flags.
  *
@@ -122,13 +124,13 @@ static void test_signal_after_free(void)
     CU_ASSERT_EQUAL(signal_after_free(), SIGBUS);
 }
 
-/* The same in a fork child of a process that already used CUDA and gdr
- * (gdrcopy's invalidation_fork_access_after_free runs it in both). */
+/* The same in a fork child and in its parent, forked before either used
+ * CUDA, as gdrcopy's invalidation_fork_access_after_free does (the driver
+ * refuses CUDA in a child of a process that used it). */
 static void test_signal_after_free_in_fork_child(void)
 {
     int status = 0;
 
-    GDRX_REQUIRE(ga_cuda_setup() == 0);
     fflush(NULL);
     pid_t pid = fork();
     GDRX_REQUIRE(pid >= 0);
@@ -136,10 +138,34 @@ static void test_signal_after_free_in_fork_child(void)
         alarm(gdrx_test_timeout());
         _exit(signal_after_free() == SIGBUS ? 0 : 1);
     }
+    CU_ASSERT_EQUAL(signal_after_free(), SIGBUS);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CU_ASSERT_EQUAL(signal_after_free(), SIGBUS);
+}
+
+/* ---- gdr_open in a fork child ---- */
+
+/* gdrcopy's invalidation_fork_child_gdr_pin_parent_with_tokens, on the
+ * dma-buf backend (gdrcopy's switch): no backend can be told to work
+ * there without CUDA, which the driver refuses this child, so gdr_open is
+ * NULL (ENODEV), as gdrcopy's is where it has no gdrdrv (its dma-buf mode
+ * needs CUDA; the test waives itself there).  UCX and NCCL probe gdr_open
+ * this way.  The nvrm backend's answer: test_gdrapi_nvrm.c. */
+static int child_open_refused(CUdeviceptr parent_ptr)
+{
+    (void)parent_ptr;
+    setenv("GDRCOPY_USE_DMABUF_MMAP", "1", 1);
+    errno = 0;
+    gdr_t g = gdr_open();
+    if (g)
+        gdr_close(g);
+    return (g != NULL) | (errno != ENODEV) << 1;
+}
+
+static void test_fork_child_open_without_backend(void)
+{
+    CU_ASSERT_EQUAL(ga_fork_after_open(child_open_refused), 0);
 }
 
 /* ---- P2P tokens ---- */
@@ -317,6 +343,7 @@ const struct gdrx_test_case gapi_compat_cases[] = {
     GDRX_TEST_CASE(test_pin_without_context),
     GDRX_TEST_CASE(test_signal_after_free),
     GDRX_TEST_CASE(test_signal_after_free_in_fork_child),
+    GDRX_TEST_CASE(test_fork_child_open_without_backend),
     GDRX_TEST_CASE(test_tokens_dropped),
     GDRX_TEST_CASE(test_unaligned_pin_not_mapped),
     GDRX_TEST_CASE(test_small_buffers_in_one_page),

@@ -74,9 +74,51 @@ static void test_dmabuf_switch(void)
     unsetenv("GDRCOPY_USE_DMABUF_MMAP");
 }
 
+/* gdrcopy's invalidation_fork_child_gdr_pin_parent_with_tokens (issue
+ * 30; ga_fork_after_open): in the fork child, where the driver refuses
+ * CUDA (the gdr_open before the fork initialised it), gdr_open succeeds
+ * as gdrcopy's does; a pin of the parent's memory fails, with ENODEV;
+ * the attributes answer; made-up handles are refused; close works.  One
+ * bit per check that failed. */
+static int child_opens_without_cuda(CUdeviceptr parent_ptr)
+{
+    gdr_mh_t mh = { 0 }, made_up = { .h = 12345 };
+    CUdeviceptr own = 0;
+    void *map = NULL;
+    int v = -1, bad = 0, bit = 0;
+
+#define EXPECT(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
+    EXPECT(cuMemAlloc(&own, 4096) == CUDA_ERROR_NOT_INITIALIZED); /* the driver's rule */
+    gdr_t g = gdr_open();
+    EXPECT(g != NULL);
+    if (!g)
+        return bad;
+    int rc = gdr_pin_buffer(g, parent_ptr, GPU_PAGE_SIZE, 0, 0, &mh);
+    if (rc != ENODEV)
+        fprintf(stderr, "child: gdr_pin_buffer: %d\n", rc);
+    EXPECT(rc == ENODEV);
+    EXPECT(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) == 0 && v == 0);
+    EXPECT(gdr_map(g, made_up, &map, GPU_PAGE_SIZE) != 0 && map == NULL);
+    EXPECT(gdr_unpin_buffer(g, made_up) != 0);
+    EXPECT(gdr_close(g) == 0);
+    EXPECT(gdr_close(g) == EBADF);
+#undef EXPECT
+    return bad;
+}
+
+static void test_fork_child_open(void)
+{
+    int st = ga_fork_after_open(child_opens_without_cuda);
+
+    if (st != 0)
+        fprintf(stderr, "    child's failed checks: %#x\n", (unsigned)st);
+    CU_ASSERT_EQUAL(st, 0);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_memory_before_open),
     GDRX_TEST_CASE(test_dmabuf_switch),
+    GDRX_TEST_CASE(test_fork_child_open),
     GDRX_TEST_END,
 };
 

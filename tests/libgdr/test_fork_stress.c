@@ -186,10 +186,34 @@ static void test_fork_three_pinning_threads(void)
     fork_while_pinning(3);
 }
 
+static void on_event(const struct gdrx_mem_event *event, void *arg)
+{
+    (void)event;
+    (void)arg;
+}
+
+/* Wait for child n; 1 if it exited 0, else say how it ended. */
+static int child_ok(pid_t pid, int n)
+{
+    int st = 0;
+
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!ok)
+        fprintf(stderr, "    child %d: %s %d\n", n, WIFEXITED(st) ? "exit" : "signal",
+                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    CU_ASSERT(ok);
+    return ok;
+}
+
 /* A child that starts over: its parent's objects are not its own, but a
  * context it opens itself works as in any process.  Every lock the
  * parent's prepare handler took must be usable again in the child (a
- * rwlock "unlocked" there by a thread that did not lock it is not). */
+ * rwlock "unlocked" there by a thread that did not lock it is not).  The
+ * driver refuses CUDA in a child of a process that used it, so the child
+ * that pins is one of a parent that only subscribed to memory events
+ * (which registers the fork handlers without CUDA). */
 static int child_must_pin(void)
 {
 #ifdef FORK_STRESS_NVRM
@@ -213,12 +237,10 @@ static int child_round(void)
         return 10;
     for (int round = 0; round < 3; round++) {
         int rc = gdrx_pin(g2, d, BUF, 0, &pin);
-        /* CUDA does not work in a fork child of a process that used it,
-         * and the nvrm and gdrdrv backends keep the parent's driver state
-         * (nvrm its RM client, gdrdrv a device file bound to the parent's
-         * memory): there the child's pin may be refused, in its own words,
-         * but it must answer (the locks it takes work).  dmabuf on the
-         * simulated GPU has nothing of the parent's: it must work. */
+        /* The parent used no backend, so nothing of its driver state is
+         * here; a pin may still be refused on nvrm and gdrdrv, in their
+         * own words, but it must answer (the locks it takes work).
+         * dmabuf on the simulated GPU must work. */
         if (rc != 0 && round == 0 && !child_must_pin())
             return gdrx_close(g2) == 0 ? 0 : 16;
         if (rc != 0) {
@@ -243,7 +265,54 @@ static int child_round(void)
     return 0;
 }
 
+/* The subscribed parent forks three times; each child sets CUDA up and
+ * pins, maps, copies and unpins through a context of its own. */
 static void test_child_starts_over(void)
+{
+    gdrx_mem_sub_t sub;
+
+    CU_ASSERT_EQUAL_FATAL(gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, on_event, NULL, &sub), 0);
+    for (int n = 0; n < 3; n++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(20); /* a hang in the child kills it: a failure, not a stuck case */
+            _exit(tc_setup(0) ? 9 : child_round());
+        }
+        CU_ASSERT_FATAL(pid > 0);
+        if (!child_ok(pid, n))
+            break;
+    }
+    CU_ASSERT_EQUAL(gdrx_mem_events_unsubscribe(sub), 0);
+}
+
+/* A child of a process with a live pin and mapping, whose CUDA the driver
+ * refuses: gdrx_open fails there (-ENODEV); with
+ * GDRX_OPEN_FLAG_NO_CUDA_FALLBACK it opens a context that cannot pin
+ * where a backend passes the no-CUDA check (nvrm, gdrdrv), else fails
+ * alike (dmabuf needs CUDA).  Every call answers: the loader's and the
+ * context table's locks work in the child. */
+static int child_refused(CUdeviceptr d)
+{
+    struct gdrx_open_params params;
+    gdrx_pin_t pin;
+    gdrx_t g2;
+
+    if (gdrx_open(NULL, &g2) != -ENODEV)
+        return 20;
+    gdrx_open_params_init(&params);
+    params.flags = GDRX_OPEN_FLAG_NO_CUDA_FALLBACK;
+    int rc = gdrx_open(&params, &g2);
+    if (rc == -ENODEV && child_must_pin())
+        return 0;
+    if (rc != 0)
+        return 21;
+    if (gdrx_pin(g2, d, BUF, 0, &pin) != -ENODEV)
+        return 22;
+    return gdrx_close(g2) == 0 ? 0 : 23;
+}
+
+static void test_child_of_cuda_user(void)
 {
     if (tc_setup(0))
         return;
@@ -256,21 +325,15 @@ static void test_child_starts_over(void)
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, d, BUF, 0, &pin), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
     for (int n = 0; n < 3; n++) {
+        fflush(NULL);
         pid_t pid = fork();
         if (pid == 0) {
-            alarm(20); /* a hang in the child kills it: a failure, not a stuck case */
+            alarm(20);
             uint64_t v;
-            _exit(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &v) != -ECHILD ? 3 : child_round());
+            _exit(gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &v) != -ECHILD ? 3 : child_refused(d));
         }
         CU_ASSERT_FATAL(pid > 0);
-        int st = 0;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            fprintf(stderr, "    child %d: %s %d\n", n, WIFEXITED(st) ? "exit" : "signal",
-                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-        CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        if (!child_ok(pid, n))
             break;
     }
     /* and the parent goes on as before */
@@ -282,6 +345,7 @@ static void test_child_starts_over(void)
 
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_child_starts_over),
+    GDRX_TEST_CASE(test_child_of_cuda_user),
     GDRX_TEST_CASE(test_fork_one_pinning_thread),
     GDRX_TEST_CASE(test_fork_three_pinning_threads),
     GDRX_TEST_END,

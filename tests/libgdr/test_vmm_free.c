@@ -202,14 +202,17 @@ static int load_ipc(void)
     return 0;
 }
 
-/* In another process: open the import, pin and map it, check every byte
+/* In another process, forked before the exporter initialised CUDA (the
+ * driver refuses CUDA in a child of a process that used it): take the
+ * handle from the pipe, open the import, pin and map it, check every byte
  * through the mapping; a close CUDA refuses (of the process's own memory)
  * revokes nothing; the close of the import revokes the pin (copies
  * -ESTALE) with one FREE of the import's range.  Returns the failed checks. */
-static int ipc_importer(CUipcMemHandle handle, CUdeviceptr own)
+static int ipc_importer(int rfd)
 {
     unsigned char *buf = malloc(LEN), *want = malloc(LEN);
-    CUdeviceptr p = 0;
+    CUipcMemHandle handle;
+    CUdeviceptr p = 0, own = 0;
     gdrx_mem_sub_t sub;
     gdrx_pin_t pin;
     void *cpu = NULL;
@@ -217,6 +220,10 @@ static int ipc_importer(CUipcMemHandle handle, CUdeviceptr own)
     int bad = 0;
 
     frees = 0;
+    if (read(rfd, &handle, sizeof(handle)) != (ssize_t)sizeof(handle))
+        return 99; /* the exporter failed before sending it */
+    if (tc_setup(0) || load_ipc() || (own = tc_alloc(4096)) == 0)
+        return 101;
     if (!buf || !want || gdrx_open(NULL, &g) != 0 || ipc.Open(&p, handle, 0) != CUDA_SUCCESS ||
         gdrx_pin(g, p, LEN, 0, &pin) != 0 || gdrx_map(g, pin, &cpu) != 0 ||
         gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, count_free, NULL, &sub) != 0)
@@ -239,28 +246,34 @@ static int ipc_importer(CUipcMemHandle handle, CUdeviceptr own)
 static void test_ipc_close_revokes(void)
 {
     CUipcMemHandle handle;
-    CUdeviceptr d, own;
-    int status = -1;
+    CUdeviceptr d;
+    int status = -1, fds[2];
 
-    if (tc_setup(0) || load_ipc()) {
-        CU_FAIL("no CUDA IPC");
-        return;
-    }
-    CU_ASSERT_FATAL((d = tc_alloc(LEN)) != 0);
-    CU_ASSERT_FATAL((own = tc_alloc(4096)) != 0);
-    tc_fill(d, LEN, 5);
-    CU_ASSERT_EQUAL_FATAL(ipc.Get(&handle, d), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
     fflush(NULL);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0)
-        _exit(ipc_importer(handle, own));
+    if (pid == 0) {
+        close(fds[1]);
+        _exit(ipc_importer(fds[0]));
+    }
+    close(fds[0]);
+    if (tc_setup(0) || load_ipc()) {
+        CU_FAIL("no CUDA IPC");
+        close(fds[1]);
+        waitpid(pid, &status, 0);
+        return;
+    }
+    CU_ASSERT_FATAL((d = tc_alloc(LEN)) != 0);
+    tc_fill(d, LEN, 5);
+    CU_ASSERT_EQUAL(ipc.Get(&handle, d), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(write(fds[1], &handle, sizeof(handle)), (ssize_t)sizeof(handle));
+    close(fds[1]);
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
     CU_ASSERT(WIFEXITED(status));
     CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
     CU_ASSERT(tc_check(d, LEN, 5));
     tc_free(d);
-    tc_free(own);
 }
 
 static const struct gdrx_test_case cases[] = {

@@ -1,6 +1,6 @@
 /*
  * test_nvrm_life.c - what happens around a mapping: CUDA frees the memory,
- * the process forks, several GPUs, and GPU ordinals that are not the
+ * the process forks (and opens a context without CUDA), several GPUs, and GPU ordinals that are not the
  * device-file minors.
  *
  * SPDX-License-Identifier: MIT
@@ -133,8 +133,11 @@ static int gpu_fds(void)
 }
 
 /* fork: the child has no copy of the parent's mapping (MADV_DONTFORK),
- * cannot use the parent's client or pins through libgdrx (-ECHILD), and gets a client of its own on gdrx_open;
- * the parent is unaffected. */
+ * cannot use the parent's client or pins through libgdrx (-ECHILD), and
+ * cannot open a context of its own either: CUDA refuses a child of a
+ * process that used it, so gdrx_open fails (-ENODEV) before the backend
+ * does anything (no RM client, no version check, the inherited fd left
+ * alone); the parent is unaffected. */
 static void test_fork(void)
 {
     struct nvt_mapped m;
@@ -161,14 +164,11 @@ static void test_fork(void)
         bad |= (gdrx_pin(g, p, 4096, 0, &pin2) != -ECHILD) << 2;
         struct nvrm_emu_stats s = nvt_stats();
         bad |= (s.rm_maps != before.rm_maps || s.dups != before.dups) << 3;
-        /* The view's fd is the parent's mapping context: set aside too. */
         int fds = gpu_fds();
-        bad |= (nvt_open(&g2) != 0) << 4;
-        bad |= (fds != 1 || gpu_fds() != 0) << 7;
+        bad |= (nvt_open(&g2) != -ENODEV) << 4;
+        bad |= (fds != 1 || gpu_fds() != 1) << 7;
         s = nvt_stats();
-        bad |= (s.clients != before.clients + 1 || s.version_checks != before.version_checks + 1)
-               << 5;
-        gdrx_close(g2);
+        bad |= (s.clients != before.clients || s.version_checks != before.version_checks) << 5;
         _exit(bad);
     }
     int status = 0;
@@ -224,6 +224,77 @@ static void map_each_gpu(int ngpus, const int *minors)
     gdrx_close(g);
 }
 
+/* GDRX_OPEN_FLAG_NO_CUDA_FALLBACK in a fork child whose CUDA the driver
+ * refuses: a context without CUDA on the backend the no-CUDA check finds
+ * (nvrm: sysfs and /dev/nvidiactl, nothing opened), which answers its
+ * attributes, refuses pins (-ENODEV) and made-up handles, opens no RM
+ * client and closes; the flag is gdrx_open's only.  One bit per check that
+ * failed. */
+static int child_open_without_cuda(CUdeviceptr parent_ptr, struct nvrm_emu_stats before)
+{
+    struct gdrx_open_params params;
+    gdrx_pin_t pin, made_up = { .id = 12345 };
+    gdrx_t g;
+    uint64_t v = 0;
+    void *cpu = NULL;
+    int bad = 0, bit = 0;
+
+#define EXPECT(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
+    gdrx_open_params_init(&params);
+    params.backend = GDRX_BACKEND_NVRM;
+    params.flags = GDRX_PROBE_FLAG_NO_CUDA;
+    EXPECT(gdrx_open(&params, &g) == -EINVAL);
+    params.flags = GDRX_OPEN_FLAG_NO_CUDA_FALLBACK;
+    EXPECT(gdrx_probe(&params, NULL) == -EINVAL);
+    if (gdrx_open(&params, &g) != 0)
+        return 0xff;
+    EXPECT(gdrx_get_attr(g, GDRX_ATTR_BACKEND, &v) == 0 && v == GDRX_BACKEND_NVRM);
+    EXPECT(gdrx_get_attr(g, GDRX_ATTR_DEVICE_COUNT, &v) == 0 && v == 0);
+    EXPECT(gdrx_get_attr(g, GDRX_ATTR_DRIVER_VERSION, &v) == -ENODEV &&
+           gdrx_get_attr(g, GDRX_ATTR_CUDA_DRIVER_VERSION, &v) == -ENODEV);
+    EXPECT(gdrx_pin(g, parent_ptr, 4096, 0, &pin) == -ENODEV &&
+           gdrx_get_attr(g, GDRX_ATTR_PIN_COUNT, &v) == 0 && v == 0);
+    EXPECT(gdrx_map(g, made_up, &cpu) == -EINVAL && cpu == NULL && gdrx_unpin(g, made_up) == -EINVAL);
+    struct nvrm_emu_stats s = nvt_stats();
+    EXPECT(s.clients == before.clients && s.ctl_opens == before.ctl_opens &&
+           gdrx_close(g) == 0 && gdrx_close(g) == -EBADF);
+#undef EXPECT
+    return bad;
+}
+
+static void test_fork_open_without_cuda(void)
+{
+    struct gdrx_open_params params;
+    gdrx_pin_t pin;
+    gdrx_t g;
+    int status = 0;
+
+    if (nvt_setup(1, 0))
+        return;
+    CUdeviceptr p = tc_alloc(1 * MiB);
+    NVT_REQUIRE(p != 0);
+    /* where CUDA works the flag changes nothing */
+    gdrx_open_params_init(&params);
+    params.backend = GDRX_BACKEND_NVRM;
+    params.flags = GDRX_OPEN_FLAG_NO_CUDA_FALLBACK;
+    NVT_REQUIRE(gdrx_open(&params, &g) == 0);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, 0, &pin), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(g, pin), 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(child_open_without_cuda(p, before));
+    NVT_REQUIRE(child > 0);
+    CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+    CU_ASSERT(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fprintf(stderr, "    child's failed checks: %#x\n", WEXITSTATUS(status));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+    CU_ASSERT_EQUAL(gdrx_close(g), 0);
+    tc_free(p);
+}
+
 /* Two GPUs: the emulator numbers device files backwards (the sim's GPU 0
  * is /dev/nvidia1), so only a lookup by PCI bus id finds the right one. */
 static void test_two_gpus(void)
@@ -249,6 +320,7 @@ const struct gdrx_test_case nvrm_life_cases[] = {
     GDRX_TEST_CASE(test_stale_on_free),
     GDRX_TEST_CASE(test_stale_when_object_freed_unseen),
     GDRX_TEST_CASE(test_fork),
+    GDRX_TEST_CASE(test_fork_open_without_cuda),
     GDRX_TEST_CASE(test_two_gpus),
     GDRX_TEST_CASE(test_visible_devices_remap),
     GDRX_TEST_END,

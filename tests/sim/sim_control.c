@@ -27,11 +27,21 @@ void sim_unlock(void)
     pthread_mutex_unlock(&sim.lock);
 }
 
+/* The driver refuses every call in a fork() child of a process that
+ * initialised CUDA (CUDA_ERROR_NOT_INITIALIZED, cuInit included); the
+ * handlers are registered at the first successful cuInit, so a child of a
+ * process that never got that far may still initialise. */
+static void sim_fork_child(void)
+{
+    __atomic_store_n(&sim.forked, 1, __ATOMIC_RELEASE);
+    sim_unlock();
+}
+
 /* A test may fork while other threads are inside the sim: the child must
  * not inherit sim.lock held by a thread that does not exist there. */
 void sim_register_atfork(void)
 {
-    pthread_atfork(sim_lock, sim_unlock, sim_unlock);
+    pthread_atfork(sim_lock, sim_unlock, sim_fork_child);
 }
 
 /* ---- failure injection ---- */

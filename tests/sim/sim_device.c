@@ -31,6 +31,11 @@ CUresult sim_begin(const char *function_name, int flags)
         return rc;
     if (!(flags & SIM_NO_INIT) && !sim_is_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
+    /* What works before cuInit (versions, error strings, entry points)
+     * still works in a fork child; the rest, and cuInit, does not. */
+    if ((!(flags & SIM_NO_INIT) || (flags & SIM_IS_INIT) == SIM_IS_INIT) &&
+        __atomic_load_n(&sim.forked, __ATOMIC_ACQUIRE))
+        return CUDA_ERROR_NOT_INITIALIZED;
     if ((flags & SIM_NEED_CTX) && !sim_ctx_is_valid(sim_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
     return CUDA_SUCCESS;
@@ -112,7 +117,7 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
 {
     /* Serialises whole cuInit calls, so none returns before the RM hook ran. */
     static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-    CUresult rc = sim_begin("cuInit", SIM_NO_INIT);
+    CUresult rc = sim_begin("cuInit", SIM_IS_INIT);
     if (rc != CUDA_SUCCESS)
         return rc;
     if (Flags != 0)

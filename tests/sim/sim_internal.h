@@ -92,6 +92,8 @@ struct sim_object {
 struct sim_global {
     pthread_mutex_t               lock;
     int                           initialized; /* atomic loads outside lock */
+    int                           forked;      /* a fork child of an initialised
+                                                  sim: every call refused (atomic) */
     int                           device_count;      /* 0 until cuInit */
     int                           requested_devices; /* simcu_set_device_count, 0 = env */
     struct sim_device             dev[SIMCU_MAX_DEVICES];
@@ -110,14 +112,17 @@ extern struct sim_global sim;
 
 void sim_lock(void);
 void sim_unlock(void);
-/* Once, at cuInit: keep sim.lock consistent across fork(). */
+/* Once, at the first successful cuInit: keep sim.lock consistent across
+ * fork(), and mark the child as one the driver refuses. */
 void sim_register_atfork(void);
 
 /* Entry check of every CUDA function: an injected failure, then (unless
- * SIM_NO_INIT) initialisation, then (with SIM_NEED_CTX) a usable current
- * context. */
+ * SIM_NO_INIT) initialisation and not being a fork child of an initialised
+ * process, then (with SIM_NEED_CTX) a usable current context.  SIM_IS_INIT
+ * (cuInit's): needs no initialisation but is refused in such a child. */
 #define SIM_NO_INIT  1
 #define SIM_NEED_CTX 2
+#define SIM_IS_INIT  (4 | SIM_NO_INIT)
 CUresult sim_begin(const char *function_name, int flags);
 /* sim_begin for calls that write through @out: then, if it is NULL,
  * CUDA_ERROR_INVALID_VALUE. */

@@ -54,13 +54,20 @@
  *    across processes (sim_ipc.c): an import holds the pages itself and
  *    outlives the exporter's free; cuMemFree and cuMemUnmap refuse it.
  *
+ *  - In a fork() child of a process whose cuInit succeeded, every call
+ *    that needs cuInit, and cuInit itself, returns
+ *    CUDA_ERROR_NOT_INITIALIZED and changes nothing (after failure
+ *    injection, as always); what works before cuInit (cuDriverGetVersion,
+ *    cuGetErrorName/String, cuGetProcAddress) still works.  A child of a
+ *    process that never initialised CUDA initialises its own.  So a test
+ *    that wants CUDA in a child forks before cuInit, or execs.
+ *
  * Deviations a test may notice: async work completes before the call
  * returns; work on a created stream needs its context current (the driver
  * may be lenient); an IPC handle opens in the process that made it too,
- * and its import belongs to no context; after fork() the child may go on
- * using CUDA (the driver refuses it there); the unversioned
- * cuGetProcAddress has the 4-argument signature of the real unversioned
- * symbol (cuGetProcAddress_v2 has 5).
+ * and its import belongs to no context; the unversioned cuGetProcAddress
+ * has the 4-argument signature of the real unversioned symbol
+ * (cuGetProcAddress_v2 has 5).
  *
  * Control functions return 0 or a negative errno and never abort.
  */

@@ -1,7 +1,7 @@
 /*
  * test_sim_context.c - contexts made by cuCtxCreate: every exported
  * version, the stack, ownership of memory and of streams, cuCtxDestroy and
- * what it refuses.
+ * what it refuses; and the driver's refusal of a fork child.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,7 +9,10 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sim_legacy.h"
 
@@ -146,10 +149,92 @@ static void test_proc_address(void)
     CU_ASSERT(fn == dlsym(RTLD_DEFAULT, "cuCtxDestroy_v2"));
 }
 
+/* Run fn in a fork child; its exit status, or -1 if it did not exit. */
+static int in_child(int (*fn)(CUdeviceptr), CUdeviceptr arg)
+{
+    int status = 0;
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        _exit(fn(arg));
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A child of a process that never initialised CUDA initialises its own. */
+static int child_uses_cuda(CUdeviceptr unused)
+{
+    CUdeviceptr p = 0;
+    CUcontext ctx;
+
+    (void)unused;
+    return (cuInit(0) != CUDA_SUCCESS) | (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS) << 1 |
+           (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) << 2 | (cuMemAlloc(&p, 4096) != CUDA_SUCCESS) << 3 |
+           (cuMemFree(p) != CUDA_SUCCESS) << 4;
+}
+
+/* A child of one that did: every call refused, cuInit included, after an
+ * injected failure; what works before cuInit still works.  One bit per
+ * check that failed. */
+static int child_refused(CUdeviceptr parent_ptr)
+{
+    const CUresult no = CUDA_ERROR_NOT_INITIALIZED;
+    CUdeviceptr p = 0;
+    CUcontext ctx = NULL;
+    int n = -1, v = 0, bit = 0, bad = 0;
+    const char *str = NULL;
+
+#define EXPECT(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
+    EXPECT(cuInit(0) == no);
+    EXPECT(cuDeviceGetCount(&n) == no && n == -1);
+    EXPECT(cuCtxGetCurrent(&ctx) == no);
+    EXPECT(cuDevicePrimaryCtxRetain(&ctx, 0) == no && ctx == NULL);
+    EXPECT(cuMemAlloc(&p, 4096) == no && p == 0);
+    EXPECT(cuMemFree(parent_ptr) == no);
+    EXPECT(cuMemcpyHtoD(parent_ptr, &v, sizeof(v)) == no);
+    EXPECT(simcu_fail_next("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY, 1) == 0);
+    EXPECT(cuMemAlloc(&p, 4096) == CUDA_ERROR_OUT_OF_MEMORY); /* injection first */
+    EXPECT(cuMemAlloc(&p, 4096) == no && p == 0);
+    EXPECT(cuDriverGetVersion(&v) == CUDA_SUCCESS && v > 0);
+    EXPECT(cuGetErrorName(no, &str) == CUDA_SUCCESS && str != NULL);
+    EXPECT(in_child(child_uses_cuda, 0) != 0); /* and its own children */
+#undef EXPECT
+    return bad;
+}
+
+/* The driver refuses CUDA in a fork() child of a process that initialised
+ * it, and only there; the parent's memory is untouched by the child. */
+static void test_fork_child_refused(void)
+{
+    unsigned char in[4096], out[4096];
+    struct simcu_alloc_info info;
+
+    CU_ASSERT_EQUAL(in_child(child_uses_cuda, 0), 0);
+    CU_ASSERT_EQUAL(simcu_fail_next("cuInit", CUDA_ERROR_UNKNOWN, 1), 0);
+    CU_ASSERT_EQUAL(cuInit(0), CUDA_ERROR_UNKNOWN); /* not initialised yet */
+    CU_ASSERT_EQUAL(in_child(child_uses_cuda, 0), 0);
+    sim_test_setup();
+    CUdeviceptr d = sim_test_alloc(sizeof(in));
+    sim_test_fill(in, sizeof(in), 3);
+    CU_ASSERT_EQUAL(cuMemcpyHtoD(d, in, sizeof(in)), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(in_child(child_refused, d), 0);
+    CU_ASSERT_EQUAL(simcu_lookup(d, &info), 0);
+    if (info.memfd >= 0)
+        close(info.memfd);
+    CU_ASSERT_EQUAL(cuMemcpyDtoH(out, d, sizeof(out)), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(in, out, sizeof(out)), 0);
+    CU_ASSERT_EQUAL(cuMemFree(d), CUDA_SUCCESS);
+}
+
 const struct gdrx_test_case sim_context_cases[] = {
     GDRX_TEST_CASE(test_create_versions),
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_memory_owned_by_context),
     GDRX_TEST_CASE(test_proc_address),
+    GDRX_TEST_CASE(test_fork_child_refused),
     GDRX_TEST_END,
 };
