@@ -37,6 +37,8 @@
 #                 gdrx below it), alternating rounds, without then with MPS
 #       rndv116   sm,gdrx on UCX 1.16 at 64 B-32 KiB: UCP's own choice (its
 #                 rendezvous from 128 B) against UCX_RNDV_THRESH=2k/8k/32k
+#       large116  sm,gdrx on UCX 1.16 at 16 KiB-4 MiB: the copy engine from
+#                 64 KiB (default), from 16 KiB, and never (DMA_THRESH=inf)
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -44,7 +46,7 @@
 #                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|gdrcopy|small|cachedev|large|churn|aside|integrity}
+MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|large116|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -207,6 +209,16 @@ rndv116() {
         done
     done
 }
+L116="${OSU_DIR:-}/osu_latency -d cuda -m 16384:4194304 -i 200 -x 20 D D"
+large116() {
+    local i t
+    for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
+        mpi "$1-r$i-116dma64k" 116 sm,gdrx $L116
+        for t in 16k inf; do
+            EXTRA="-x UCX_GDRX_DMA_THRESH=$t" mpi "$1-r$i-116dma$t" 116 sm,gdrx $L116
+        done
+    done
+}
 # which protocol UCP takes per size, and what gdrx did (its counters)
 protocols() {
     local p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D" c
@@ -222,6 +234,7 @@ versions) with_mps versions ;;
 table) with_mps table; protocols ;;
 rndv) with_mps rndv ;;
 rndv116) rndv116 nomps ;;
+large116) large116 nomps ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
         grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
@@ -259,5 +272,5 @@ integrity)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|table|rndv|rndv116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
+*) echo "usage: $0 versions|table|rndv|rndv116|large116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac
