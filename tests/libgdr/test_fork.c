@@ -136,9 +136,13 @@ static void test_child_dead_handles(void)
     CU_ASSERT_EQUAL(gdrx_close(closed), 0);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0)
-        _exit((gdrx_copy_to_mapping(pin, cpu, &c, 1) != -EINVAL) |
-              (gdrx_close(closed) != -EBADF) << 1 | (gdrx_close(g) != -ECHILD) << 2);
+    if (pid == 0) {
+        /* One statement per call: the operands of | have no evaluation order. */
+        int bad = (gdrx_copy_to_mapping(pin, cpu, &c, 1) != -EINVAL);
+        bad |= (gdrx_close(closed) != -EBADF) << 1;
+        bad |= (gdrx_close(g) != -ECHILD) << 2;
+        _exit(bad);
+    }
     int status = 0;
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
     CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);

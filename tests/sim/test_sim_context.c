@@ -171,10 +171,16 @@ static int child_uses_cuda(CUdeviceptr unused)
     CUdeviceptr p = 0;
     CUcontext ctx;
 
+    int bad = 0;
+
     (void)unused;
-    return (cuInit(0) != CUDA_SUCCESS) | (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS) << 1 |
-           (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) << 2 | (cuMemAlloc(&p, 4096) != CUDA_SUCCESS) << 3 |
-           (cuMemFree(p) != CUDA_SUCCESS) << 4;
+    /* One statement per call: the operands of | have no evaluation order. */
+    bad |= (cuInit(0) != CUDA_SUCCESS);
+    bad |= (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS) << 1;
+    bad |= (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) << 2;
+    bad |= (cuMemAlloc(&p, 4096) != CUDA_SUCCESS) << 3;
+    bad |= (cuMemFree(p) != CUDA_SUCCESS) << 4;
+    return bad;
 }
 
 /* A child of one that did: every call refused, cuInit included, after an
