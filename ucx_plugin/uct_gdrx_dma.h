@@ -1,6 +1,6 @@
 /*
- * uct_gdrx_dma.h - copies by the GPU's copy engine: bulk zcopy parts in
- * either direction, and every copy of memory gdrx could not pin.
+ * uct_gdrx_dma.h - copies by the GPU's copy engine: bulk GPU-to-host ones,
+ * and every copy of memory gdrx could not pin.
  *
  * SPDX-License-Identifier: MIT
  *
@@ -53,7 +53,7 @@ void uct_gdrx_dma_cleanup(uct_gdrx_dma_t *dma);
 
 /* Copy length bytes from src to dst, host or device memory each (unified
  * addressing), on the stream of the context of the device address
- * dev_addr, and wait for it: zcopy parts from the DMA threshold on,
+ * dev_addr, and wait for it: GPU-to-host zcopy from the DMA threshold on,
  * and memory gdrx could not pin.  UCS_OK; UCS_ERR_UNSUPPORTED where the
  * copy engine cannot be used (no libcuda entry points, no active context
  * for the buffer, no stream slot left: the caller may read through the

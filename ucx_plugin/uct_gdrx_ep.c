@@ -156,37 +156,6 @@ ucs_status_t uct_gdrx_ep_get_bcopy(uct_ep_h tl_ep,
     return status;
 }
 
-/* Host to GPU memory, for zcopy: as uct_gdrx_ep_read, the other way.  CPU
- * stores through the write-combined mapping are cheap for small parts, but
- * a whole rendezvous fragment (64 KiB and more) goes faster by the copy
- * engine, which the pipeline of UCX's cuda_copy also uses. */
-static ucs_status_t uct_gdrx_ep_write(uct_gdrx_iface_t *iface, gdrx_pin_t pin,
-                                      void *mapped, const void *src,
-                                      uint64_t dptr, size_t length)
-{
-    ucs_status_t status;
-    int ret;
-
-    if (length >= iface->dma_thresh) {
-        ret = gdrx_copy_to_mapping(pin, mapped, src, 0);
-        if (ucs_unlikely(ret != 0)) {
-            return uct_gdrx_mem_status(ret);
-        }
-
-        status = uct_gdrx_dma_copy(&iface->dma, (void*)(uintptr_t)dptr, src,
-                                   length, dptr);
-        if (status == UCS_OK) {
-            uct_gdrx_iface_count(iface, UCT_GDRX_OP_DMA, UCT_GDRX_DIR_PUT,
-                                 length);
-        }
-        if (status != UCS_ERR_UNSUPPORTED) {
-            return status;
-        }
-    }
-
-    return uct_gdrx_mem_status(gdrx_copy_to_mapping(pin, mapped, src, length));
-}
-
 /* GPU to host memory, for zcopy: the GPU's copy engine from the interface's
  * DMA threshold on, once libgdrx confirmed the pin is live (a zero-length
  * copy checks the handle, revocation and the address); else, or where the
@@ -242,30 +211,6 @@ static ucs_status_t uct_gdrx_ep_get_large(uct_gdrx_iface_t *iface,
     return uct_gdrx_ep_read(iface, pin, buffer, mapped, remote_addr, length);
 }
 
-/* A zcopy part from host memory into the key's GPU range. */
-static ucs_status_t uct_gdrx_ep_put_large(uct_gdrx_iface_t *iface,
-                                          const void *buffer, size_t length,
-                                          uint64_t remote_addr, uct_rkey_t rkey)
-{
-    const uct_gdrx_key_t *key = (const uct_gdrx_key_t*)rkey;
-    ucs_status_t status;
-    gdrx_pin_t pin;
-    void *mapped;
-
-    if ((key->kind != UCT_GDRX_MEM_KIND_MAPPED) || (length == 0)) {
-        return uct_gdrx_ep_copy(iface, UCT_GDRX_DIR_PUT, (void*)buffer,
-                                length, remote_addr, rkey);
-    }
-
-    status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    pin.id = key->pin_id;
-    return uct_gdrx_ep_write(iface, pin, mapped, buffer, remote_addr, length);
-}
-
 /* A zcopy's local buffer may be device memory registered with gdrx (UCP's
  * rendezvous puts from a GPU buffer into a host one): copy through its
  * mapping, bouncing through the stack when both sides are on a GPU. */
@@ -289,9 +234,8 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
                                 mapped, laddr, length);
     }
     if (key->kind == UCT_GDRX_MEM_KIND_HOST) {
-        return uct_gdrx_ep_write(iface, local->pin, mapped,
-                                 (const void*)(uintptr_t)remote_addr, laddr,
-                                 length);
+        return uct_gdrx_mem_status(gdrx_copy_to_mapping(
+                local->pin, mapped, (void*)(uintptr_t)remote_addr, length));
     }
 
     for (done = 0; done < length; done += chunk) {
@@ -408,8 +352,8 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                 status = uct_gdrx_ep_get_large(iface, buffer, iov[i].length,
                                                remote_addr + offset, rkey);
             } else {
-                status = uct_gdrx_ep_put_large(iface, buffer, iov[i].length,
-                                               remote_addr + offset, rkey);
+                status = uct_gdrx_ep_copy(iface, dir, buffer, iov[i].length,
+                                          remote_addr + offset, rkey);
             }
             if (status != UCS_OK) {
                 return status;

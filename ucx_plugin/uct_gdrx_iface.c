@@ -59,10 +59,9 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
      ucs_offsetof(uct_gdrx_iface_config_t, overhead), UCS_CONFIG_TYPE_TIME},
 
     {"DMA_THRESH", "64k",
-     "Zcopy parts of this size and larger between host and GPU memory are\n"
-     "moved by the GPU's copy engine (on a non-blocking stream of the buffer's\n"
-     "CUDA context) instead of CPU reads through the BAR (near 1 GB/s) or CPU\n"
-     "stores to it; inf: never.",
+     "GPU-to-host zcopy parts of this size and larger are moved by the GPU's\n"
+     "copy engine (on a non-blocking stream of the buffer's CUDA context)\n"
+     "instead of CPU reads through the BAR (near 1 GB/s); inf: never.",
      ucs_offsetof(uct_gdrx_iface_config_t, dma_thresh),
      UCS_CONFIG_TYPE_MEMUNITS},
 

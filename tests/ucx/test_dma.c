@@ -1,5 +1,5 @@
 /*
- * test_dma.c - zcopy by the copy engine (UCX_GDRX_DMA_THRESH), both ways,
+ * test_dma.c - GPU-to-host zcopy by the copy engine (UCX_GDRX_DMA_THRESH),
  * on the simulated GPU, which records which stream and context each copy
  * used: a stream of gdrx's own that waits for no application work (never
  * the legacy default stream), the buffer's context whatever is current
@@ -584,51 +584,9 @@ static void test_dma_sync_memops(void)
     dlclose(lib);
 }
 
-/* Host to GPU zcopy (put): parts from the threshold (4k here) on go by the
- * copy engine, on gdrx's stream in the buffer's context, shorter ones by
- * CPU stores; either way exactly the part's bytes change.  Lengths around
- * the threshold at random offsets, every byte of the allocation checked. */
-static void test_dma_put(void)
-{
-    static const size_t lens[] = {1, 4095, 4096, 4097, 9000, UT_LEN};
-    uint8_t *src = malloc(UT_LEN), *want = malloc(UT_SIZE), *got = malloc(UT_SIZE);
-    long dma = 0;
-    struct ut_dma t;
-    size_t i, off;
-    uct_iov_t iov;
-
-    CU_ASSERT_FATAL(src && want && got);
-    if (ut_dma_start(&t, 21) != 0) {
-        goto out;
-    }
-    srand(1234);
-    tc_pattern(want, UT_SIZE, 21);
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
-        off = (size_t)rand() % (UT_SIZE - lens[i]);
-        tc_pattern(src, lens[i], 100 + (uint32_t)i);
-        iov = (uct_iov_t){src, lens[i], NULL, 0, 1};
-        CU_ASSERT_EQUAL(uct_ep_put_zcopy(t.u.ep, &iov, 1, t.d + off,
-                                         t.r.rkey.rkey, NULL), UCS_OK);
-        if (lens[i] >= 4096) {
-            ut_dma_check_any(t.d + off, (uintptr_t)src, lens[i], t.ctx);
-            ++dma;
-        }
-        memcpy(want + off, src, lens[i]);
-        CU_ASSERT_EQUAL_FATAL(tc.MemcpyDtoH(got, t.d, UT_SIZE), CUDA_SUCCESS);
-        CU_ASSERT(memcmp(got, want, UT_SIZE) == 0);
-    }
-    ut_dma_finish(&t, 0);
-    CU_ASSERT_EQUAL(ut_counter(t.u.stats, "iface put_dma", "count"), dma);
-out:
-    free(src);
-    free(want);
-    free(got);
-}
-
 static const struct gdrx_test_case dma_cases[] = {
     GDRX_TEST_CASE(test_dma_sync_memops),
     GDRX_TEST_CASE(test_dma_own_stream),
-    GDRX_TEST_CASE(test_dma_put),
     GDRX_TEST_CASE(test_dma_no_context),
     GDRX_TEST_CASE(test_dma_vmm_primary),
     GDRX_TEST_CASE(test_dma_buffer_context),
