@@ -61,7 +61,8 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
     {"DMA_THRESH", "64k",
      "GPU-to-host zcopy parts of this size and larger are moved by the GPU's\n"
      "copy engine (on a non-blocking stream of the buffer's CUDA context)\n"
-     "instead of CPU reads through the BAR (near 1 GB/s); inf: never.",
+     "instead of CPU reads through the BAR (near 1 GB/s); inf: never.\n"
+     "Host-to-GPU parts always go by CPU stores (faster at every size measured).",
      ucs_offsetof(uct_gdrx_iface_config_t, dma_thresh),
      UCS_CONFIG_TYPE_MEMUNITS},
 
