@@ -38,7 +38,8 @@
 #       rndv116   sm,gdrx on UCX 1.16 at 64 B-32 KiB: UCP's own choice (its
 #                 rendezvous from 128 B) against UCX_RNDV_THRESH=2k/8k/32k
 #       large116  sm,gdrx on UCX 1.16 at 16 KiB-4 MiB: the copy engine from
-#                 64 KiB (default), from 16 KiB, and never (DMA_THRESH=inf)
+#                 each UCX_GDRX_DMA_THRESH of LARGE_THRESH (default "64k 16k
+#                 inf": the default, 16 KiB, never)
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -213,8 +214,7 @@ L116="${OSU_DIR:-}/osu_latency -d cuda -m 16384:4194304 -i 200 -x 20 D D"
 large116() {
     local i t
     for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
-        mpi "$1-r$i-116dma64k" 116 sm,gdrx $L116
-        for t in 16k inf; do
+        for t in ${LARGE_THRESH:-64k 16k inf}; do
             EXTRA="-x UCX_GDRX_DMA_THRESH=$t" mpi "$1-r$i-116dma$t" 116 sm,gdrx $L116
         done
     done
