@@ -28,6 +28,9 @@
 #                 gdrdrv: the job must run on cuda_copy
 #       table     issue 31's table: osu_latency 1 B-4 MiB, sm,gdrx (1.16),
 #                 sm,cuda_copy, sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy (1.22),
+#                 with TABLE_TUNED=1 (default) also sm,gdrx with
+#                 UCX_RNDV_THRESH=8k and sm,cuda_copy,gdrx with 32k (16k
+#                 under MPS), docs/mpi.md's advice;
 #                 TABLE_ROUNDS (default 3) alternating rounds, without then
 #                 with MPS; then the protocols UCP picks (proto.txt) and
 #                 gdrx's counters per size class; summarise with
@@ -188,6 +191,12 @@ table() {
         mpi "$1-r$i-122-cc" 122 sm,cuda_copy $T
         mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $T
         mpi "$1-r$i-122-ccgdrcopy" 122 sm,cuda_copy,gdr_copy $T
+        [ "${TABLE_TUNED:-1}" = 1 ] || continue
+        # docs/mpi.md's UCX_RNDV_THRESH advice, as a user would apply it
+        local t=32k
+        [ "$1" = mps ] && t=16k
+        EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $T
+        EXTRA="-x UCX_RNDV_THRESH=$t" mpi "$1-r$i-122-ccgdrx-rndv$t" 122 sm,cuda_copy,gdrx $T
     done
 }
 R="${OSU_DIR:-}/osu_latency -d cuda -m 2048:65536 -i 500 -x 50 D D"
