@@ -115,6 +115,18 @@ void emu_init(void)
     pthread_once(&emu_once, init_once);
 }
 
+/* Set up at load rather than at the first interposed call, so that the
+ * fork handler above is registered before libgdrx's.  Prepare handlers run
+ * last-registered first: libgdrx's then take their locks before emu.lock,
+ * the same order as libgdrx calling mmap while holding them.  Registered
+ * lazily from inside such a call, the emulator's handler ran first and the
+ * two orders crossed (TSan: lock-order inversion in test_child_starts_over,
+ * whose parent reaches the emulator first through gdrx's hook install). */
+__attribute__((constructor)) static void emu_load(void)
+{
+    emu_init();
+}
+
 /* ------------------------------------------------------------- paths */
 
 static int memfd_with(const char *name, const char *content, int flags)
