@@ -170,7 +170,6 @@ static int child_uses_cuda(CUdeviceptr unused)
 {
     CUdeviceptr p = 0;
     CUcontext ctx;
-
     int bad = 0;
 
     (void)unused;

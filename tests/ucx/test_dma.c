@@ -95,10 +95,16 @@ struct ut_dma {
     uint8_t       *host;
 };
 
-/* 0, or -1 where there is no GPU (tc_setup said so). */
-static int ut_dma_start(struct ut_dma *t, uint32_t seed)
+/* ut_dma_start with UCX_GDRX_DMA_THRESH at thresh, or unset (the
+ * interface's default) where thresh is NULL. */
+static int ut_dma_start_thresh(struct ut_dma *t, uint32_t seed,
+                               const char *thresh)
 {
-    ut_dma_setenv();
+    if (thresh != NULL) {
+        setenv("UCX_GDRX_DMA_THRESH", thresh, 1);
+    } else {
+        unsetenv("UCX_GDRX_DMA_THRESH");
+    }
     if (tc_setup(0) != 0) {
         return -1;
     }
@@ -109,6 +115,12 @@ static int ut_dma_start(struct ut_dma *t, uint32_t seed)
     CU_ASSERT_EQUAL_FATAL(ut_open(&t->u), 0);
     t->d = ut_dma_buffer(&t->u, seed, &t->r);
     return 0;
+}
+
+/* 0, or -1 where there is no GPU (tc_setup said so). */
+static int ut_dma_start(struct ut_dma *t, uint32_t seed)
+{
+    return ut_dma_start_thresh(t, seed, "4k");
 }
 
 /* The end of those cases: no stream outlives the interface, and the copy
@@ -584,6 +596,14 @@ static void test_dma_sync_memops(void)
     dlclose(lib);
 }
 
+/* Copies made in the calling thread so far (the sim counts them). */
+static unsigned long ut_dma_copies(void)
+{
+    struct simcu_copy_info info;
+
+    return (tsim.last_copy(&info) == 0) ? info.count : 0;
+}
+
 /* Host to GPU zcopy (put) never goes by the copy engine: on the H100,
  * osu_latency D D with sm,gdrx (UCX 1.16) got slower at every size from
  * 64 KiB when host-to-GPU parts did (docs/mpi.md), so CPU stores through
@@ -594,7 +614,7 @@ static void test_dma_put_by_cpu(void)
 {
     static const size_t lens[] = {1, 4095, 4096, 4097, 9000, UT_LEN};
     uint8_t *src = malloc(UT_LEN), *want = malloc(UT_SIZE), *got = malloc(UT_SIZE);
-    struct simcu_copy_info before, after;
+    unsigned long before;
     struct ut_dma t;
     size_t i, off;
     uct_iov_t iov;
@@ -609,11 +629,10 @@ static void test_dma_put_by_cpu(void)
         off = (size_t)rand() % (UT_SIZE - lens[i]);
         tc_pattern(src, lens[i], 100 + (uint32_t)i);
         iov = (uct_iov_t){src, lens[i], NULL, 0, 1};
-        CU_ASSERT_EQUAL_FATAL(tsim.last_copy(&before), 0);
+        before = ut_dma_copies();
         CU_ASSERT_EQUAL(uct_ep_put_zcopy(t.u.ep, &iov, 1, t.d + off,
                                          t.r.rkey.rkey, NULL), UCS_OK);
-        CU_ASSERT_EQUAL_FATAL(tsim.last_copy(&after), 0);
-        CU_ASSERT_EQUAL(after.count, before.count);
+        CU_ASSERT_EQUAL(ut_dma_copies(), before);
         memcpy(want + off, src, lens[i]);
         CU_ASSERT_EQUAL_FATAL(tc.MemcpyDtoH(got, t.d, UT_SIZE), CUDA_SUCCESS);
         CU_ASSERT(memcmp(got, want, UT_SIZE) == 0);
@@ -626,14 +645,6 @@ out:
     free(got);
 }
 
-/* Copies made in the calling thread so far (the sim counts them). */
-static unsigned long ut_dma_copies(void)
-{
-    struct simcu_copy_info info;
-
-    return (tsim.last_copy(&info) == 0) ? info.count : 0;
-}
-
 /* The default threshold, 32 KiB: on an H100 (docs/mpi.md, "Large messages
  * on sm,gdrx") a 32 KiB osu_latency message took 21 us with the copy
  * engine from 32k against 48 us from 64k, and no size was clearly slower.
@@ -643,38 +654,29 @@ static void test_dma_default_thresh(void)
 {
     static const size_t lens[]   = {32 * 1024 - 1, 32 * 1024, 48 * 1024 + 3};
     static const unsigned copy[] = {0, 1, 1};
-    uint8_t *host = malloc(UT_SIZE), *want = malloc(UT_SIZE);
+    uint8_t *want = malloc(UT_SIZE);
     unsigned long before;
-    struct ut_uct u;
-    struct ut_reg r;
-    CUdeviceptr d;
+    struct ut_dma t;
     uct_iov_t iov;
     size_t i;
 
-    CU_ASSERT_FATAL(host && want);
-    unsetenv("UCX_GDRX_DMA_THRESH");
-    if (tc_setup(0) != 0) {
+    CU_ASSERT_FATAL(want != NULL);
+    if (ut_dma_start_thresh(&t, 31, NULL) != 0) {
         goto out;
     }
-    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    d = ut_dma_buffer(&u, 31, &r);
     tc_pattern(want, UT_SIZE, 31);
     for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
-        memset(host, 0x5a, UT_SIZE);
-        iov    = (uct_iov_t){host + 1, lens[i], NULL, 0, 1};
+        memset(t.host, 0x5a, lens[i] + 2);
+        iov    = (uct_iov_t){t.host + 1, lens[i], NULL, 0, 1};
         before = ut_dma_copies();
-        CU_ASSERT_EQUAL(uct_ep_get_zcopy(u.ep, &iov, 1, d + UT_OFF, r.rkey.rkey,
-                                         NULL), UCS_OK);
+        CU_ASSERT_EQUAL(uct_ep_get_zcopy(t.u.ep, &iov, 1, t.d + UT_OFF,
+                                         t.r.rkey.rkey, NULL), UCS_OK);
         CU_ASSERT_EQUAL(ut_dma_copies() - before, copy[i]);
-        CU_ASSERT(memcmp(host + 1, want + UT_OFF, lens[i]) == 0);
-        CU_ASSERT(host[0] == 0x5a && host[lens[i] + 1] == 0x5a);
+        CU_ASSERT(memcmp(t.host + 1, want + UT_OFF, lens[i]) == 0);
+        CU_ASSERT(t.host[0] == 0x5a && t.host[lens[i] + 1] == 0x5a);
     }
-    ut_dereg(&u, &r);
-    ut_close(&u);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "iface get_dma", "count"), 2);
-    tc_free(d);
+    ut_dma_finish(&t, 2);
 out:
-    free(host);
     free(want);
 }
 
