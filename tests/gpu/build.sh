@@ -84,6 +84,10 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
     "$G/fork_stress.c" -o "$OUT/fork_stress" -L"$OUT" -lgdrx -L"$CUDA/lib64" -lcudart -pthread \
     -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
+# One copy-engine copy while a second process takes turns on the GPU
+# (tests/gpu/ce_share.c): what cuda_copy pays without MPS.
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$CUDA/include" "$G/ce_share.c" \
+    -o "$OUT/ce_share" -L"$CUDA/lib64/stubs" -lcuda
 # What libcuda tells the RM when asked for a dma-buf (the nvrm backend's
 # route to memory mapped before gdrx_open): defines ioctl() itself.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/src/nvrm" -I"$CUDA/include" \
@@ -116,5 +120,5 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include"
     -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
      "the benchmark tools, $OUT/gdrx-info, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
-     "$OUT/free_paths, $OUT/fork_stress, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
+     "$OUT/free_paths, $OUT/fork_stress, $OUT/ce_share, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
      "UCX's --with-gdrcopy), $OUT/gdrapi_sanity"

@@ -41,8 +41,15 @@
 #       rndv116   sm,gdrx on UCX 1.16 at 64 B-32 KiB: UCP's own choice (its
 #                 rendezvous from 128 B) against UCX_RNDV_THRESH=2k/8k/32k
 #       large116  sm,gdrx on UCX 1.16 at 16 KiB-4 MiB: the copy engine from
-#                 each UCX_GDRX_DMA_THRESH of LARGE_THRESH (default "64k 16k
-#                 inf": the default, 16 KiB, never)
+#                 each UCX_GDRX_DMA_THRESH of LARGE_THRESH (default "32k 16k
+#                 inf": the default, 16 KiB, never); LARGE_SIZES, osu's -m
+#                 (default 16384:4194304)
+#       shmppln   UCP's two-stage shared-memory pipeline (rndv/rkey_ptr/mtype),
+#                 whose estimate leaves out the sender's GPU-to-host copy:
+#                 osu_latency 1 B-4 MiB, sm,gdrx (1.16) and sm,cuda_copy,gdrx
+#                 (1.22) as they are, with UCX_RNDV_PIPELINE_SHM_ENABLE=n, and
+#                 with docs/mpi.md's UCX_RNDV_THRESH (8k; 32k, 16k under MPS);
+#                 TABLE_ROUNDS alternating rounds, without then with MPS
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -50,7 +57,7 @@
 #                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|large116|gdrcopy|small|cachedev|large|churn|aside|integrity}
+MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|shmppln|large116|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -111,8 +118,9 @@ mpiprog() {
         -o "/tmp/mp/$name" >>"$O/build.txt" 2>&1
 }
 
-with_mps() { # FUNCTION: run it without MPS, then with the MPS daemon up
+with_mps() { # FUNCTION: run it without MPS, then (unless WITH_MPS=0) with the MPS daemon up
     "$1" nomps
+    [ "${WITH_MPS:-1}" = 1 ] || return 0
     nvidia-cuda-mps-control -d && sleep 1 && "$1" mps
     echo quit | nvidia-cuda-mps-control
 }
@@ -209,6 +217,20 @@ rndv() {
         done
     done
 }
+P="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 200 -x 20 D D"
+shmppln() {
+    local i t=32k
+    [ "$1" = mps ] && t=16k
+    for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
+        mpi "$1-r$i-116-gdrx" 116 sm,gdrx $P
+        EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-116-gdrx-noppln" 116 sm,gdrx $P
+        EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $P
+        mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $P
+        EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-122-ccgdrx-noppln" 122 \
+            sm,cuda_copy,gdrx $P
+        EXTRA="-x UCX_RNDV_THRESH=$t" mpi "$1-r$i-122-ccgdrx-rndv$t" 122 sm,cuda_copy,gdrx $P
+    done
+}
 R116="${OSU_DIR:-}/osu_latency -d cuda -m 64:32768 -i 1000 -x 100 D D"
 rndv116() {
     local i t
@@ -219,11 +241,11 @@ rndv116() {
         done
     done
 }
-L116="${OSU_DIR:-}/osu_latency -d cuda -m 16384:4194304 -i 200 -x 20 D D"
+L116="${OSU_DIR:-}/osu_latency -d cuda -m ${LARGE_SIZES:-16384:4194304} -i 200 -x 20 D D"
 large116() {
     local i t
     for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
-        for t in ${LARGE_THRESH:-64k 16k inf}; do
+        for t in ${LARGE_THRESH:-32k 16k inf}; do
             EXTRA="-x UCX_GDRX_DMA_THRESH=$t" mpi "$1-r$i-116dma$t" 116 sm,gdrx $L116
         done
     done
@@ -243,6 +265,10 @@ versions) with_mps versions ;;
 table) with_mps table; protocols ;;
 rndv) with_mps rndv ;;
 rndv116) rndv116 nomps ;;
+shmppln) with_mps shmppln
+    p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D"
+    MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used -x UCX_RNDV_PIPELINE_SHM_ENABLE=n" \
+        mpi proto-122-noppln 122 sm,cuda_copy,gdrx $p ;;
 large116) large116 nomps ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
@@ -281,5 +307,5 @@ integrity)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|table|rndv|rndv116|large116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
+*) echo "usage: $0 versions|table|rndv|rndv116|shmppln|large116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac
