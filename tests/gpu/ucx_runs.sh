@@ -49,7 +49,8 @@
 #                 osu_latency 1 B-4 MiB, sm,gdrx (1.16) and sm,cuda_copy,gdrx
 #                 (1.22) as they are, with UCX_RNDV_PIPELINE_SHM_ENABLE=n, and
 #                 with docs/mpi.md's UCX_RNDV_THRESH (8k; 32k, 16k under MPS);
-#                 TABLE_ROUNDS alternating rounds, without then with MPS
+#                 TABLE_ROUNDS alternating rounds, without then with MPS;
+#                 SHMPPLN_UCX: the releases to run (default "116 122")
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -222,9 +223,12 @@ shmppln() {
     local i t=32k
     [ "$1" = mps ] && t=16k
     for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
-        mpi "$1-r$i-116-gdrx" 116 sm,gdrx $P
-        EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-116-gdrx-noppln" 116 sm,gdrx $P
-        EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $P
+        if [[ ${SHMPPLN_UCX:-116 122} == *116* ]]; then
+            mpi "$1-r$i-116-gdrx" 116 sm,gdrx $P
+            EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-116-gdrx-noppln" 116 sm,gdrx $P
+            EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $P
+        fi
+        [[ ${SHMPPLN_UCX:-116 122} == *122* ]] || continue
         mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $P
         EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-122-ccgdrx-noppln" 122 \
             sm,cuda_copy,gdrx $P
@@ -266,6 +270,7 @@ table) with_mps table; protocols ;;
 rndv) with_mps rndv ;;
 rndv116) rndv116 nomps ;;
 shmppln) with_mps shmppln
+    [[ ${SHMPPLN_UCX:-116 122} == *122* ]] || exit 0
     p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D"
     MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used -x UCX_RNDV_PIPELINE_SHM_ENABLE=n" \
         mpi proto-122-noppln 122 sm,cuda_copy,gdrx $p ;;
