@@ -12,7 +12,8 @@
  * The last three are how an MPI rank writes a message and goes on: the
  * second store waits for the write-combining buffer of the first to drain,
  * so copy8+st against call8+st is what gdrx adds to an application's
- * store stream (on an H100: 32-35 ns of ~300, docs/mpi.md), and copy8
+ * store stream (on H100s: 32-35 ns of ~300 in one call, 7 ns of ~31 in
+ * another where no drain was left to wait for; docs/mpi.md), and copy8
  * alone hides the drain.
  * Prints the median and p90 of each in TSC ticks and ns.  Build against
  * libgdrx and run with GDRX_BACKEND set (x86-64 only):
