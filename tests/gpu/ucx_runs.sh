@@ -219,16 +219,17 @@ rndv() {
     done
 }
 P="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 200 -x 20 D D"
+SHM_UCX=${SHMPPLN_UCX:-116 122}
 shmppln() {
     local i t=32k
     [ "$1" = mps ] && t=16k
     for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
-        if [[ ${SHMPPLN_UCX:-116 122} == *116* ]]; then
+        if [[ $SHM_UCX == *116* ]]; then
             mpi "$1-r$i-116-gdrx" 116 sm,gdrx $P
             EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-116-gdrx-noppln" 116 sm,gdrx $P
             EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $P
         fi
-        [[ ${SHMPPLN_UCX:-116 122} == *122* ]] || continue
+        [[ $SHM_UCX == *122* ]] || continue
         mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $P
         EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-122-ccgdrx-noppln" 122 \
             sm,cuda_copy,gdrx $P
@@ -270,7 +271,7 @@ table) with_mps table; protocols ;;
 rndv) with_mps rndv ;;
 rndv116) rndv116 nomps ;;
 shmppln) with_mps shmppln
-    [[ ${SHMPPLN_UCX:-116 122} == *122* ]] || exit 0
+    [[ $SHM_UCX == *122* ]] || exit 0
     p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D"
     MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used -x UCX_RNDV_PIPELINE_SHM_ENABLE=n" \
         mpi proto-122-noppln 122 sm,cuda_copy,gdrx $p ;;
