@@ -58,7 +58,7 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
     {"OVERHEAD", "20ns", "CPU overhead of starting one copy.",
      ucs_offsetof(uct_gdrx_iface_config_t, overhead), UCS_CONFIG_TYPE_TIME},
 
-    {"DMA_THRESH", "32k",
+    {"DMA_THRESH", "16k",
      "GPU-to-host zcopy parts of this size and larger are moved by the GPU's\n"
      "copy engine (on a non-blocking stream of the buffer's CUDA context)\n"
      "instead of CPU reads through the BAR (near 1 GB/s); inf: never.\n"

@@ -51,6 +51,9 @@
 #                 with docs/mpi.md's UCX_RNDV_THRESH (8k; 32k, 16k under MPS);
 #                 TABLE_ROUNDS alternating rounds, without then with MPS;
 #                 SHMPPLN_UCX: the releases to run (default "116 122")
+#       floor     8 B's floor: osu_latency H H over sm against D D over sm,gdrx
+#                 (1.16) and sm,cuda_copy,gdrx (1.22), 1-64 B, rounds that
+#                 each start at the next configuration (no MPS)
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -58,7 +61,7 @@
 #                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|shmppln|large116|gdrcopy|small|cachedev|large|churn|aside|integrity}
+MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|shmppln|large116|floor|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -255,6 +258,22 @@ large116() {
         done
     done
 }
+# floor: what an 8 B GPU message costs beyond its two copies.  osu_latency
+# H H over sm (UCX's own host path: UCP plus shared memory) beside D D over
+# sm,gdrx (1.16) and sm,cuda_copy,gdrx (1.22), 1-64 B; each round starts at
+# the next configuration, so no configuration always runs first
+F="${OSU_DIR:-}/osu_latency -d cuda -m 1:64 -i 20000 -x 2000"
+floor() {
+    local m=$1 i j cfg=("116-sm-HH 116 sm H H" "116-gdrx 116 sm,gdrx D D" "122-sm-HH 122 sm H H"
+                   "122-ccgdrx 122 sm,cuda_copy,gdrx D D")
+    for ((i = 0; i < ${TABLE_ROUNDS:-3}; i++)); do
+        for ((j = 0; j < ${#cfg[@]}; j++)); do
+            # shellcheck disable=SC2086 # a configuration: five words
+            set -- ${cfg[$(((i + j) % ${#cfg[@]}))]}
+            mpi "$m-r$((i + 1))-$1" "$2" "$3" $F "$4" "$5"
+        done
+    done
+}
 # which protocol UCP takes per size, and what gdrx did (its counters)
 protocols() {
     local p="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 20 -x 2 D D" c
@@ -276,6 +295,7 @@ shmppln) with_mps shmppln
     MPI_OUT=proto.txt EXTRA="-x UCX_PROTO_INFO=used -x UCX_RNDV_PIPELINE_SHM_ENABLE=n" \
         mpi proto-122-noppln 122 sm,cuda_copy,gdrx $p ;;
 large116) large116 nomps ;;
+floor) floor nomps ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
         grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
@@ -313,5 +333,5 @@ integrity)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|table|rndv|rndv116|shmppln|large116|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
+*) echo "usage: $0 versions|table|rndv|rndv116|shmppln|large116|floor|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac
