@@ -645,12 +645,13 @@ out:
     free(got);
 }
 
-/* The default threshold, 16 KiB (docs/mpi.md, "Large messages on
- * sm,gdrx"): a 16 KiB osu_latency message took 17.4-18.0 us with the copy
- * engine from 16k against 23.0-24.0 us from 32k, on an H100 and an H200,
- * and every size of 4-256 KiB stayed within 1.07 of the fastest setting;
- * 8k lost 1.05-1.12x at 8 KiB.  GPU-to-host parts just below it go by CPU reads, from it on by
- * one copy; every byte arrives either way. */
+/* The default threshold, 16 KiB (docs/mpi.md, "The GPU-to-host copy
+ * engine from 16 KiB"): a 16 KiB osu_latency message took 17.4-18.0 us
+ * with the copy engine from 16k against 23.0-24.0 us from 32k, on an H100
+ * and an H200, and every size of 4-256 KiB stayed within 1.07 of the
+ * fastest setting; 8k lost 1.05-1.12x at 8 KiB.  GPU-to-host parts just
+ * below it go by CPU reads, from it on by one copy; every byte arrives
+ * either way. */
 static void test_dma_default_thresh(void)
 {
     static const size_t lens[]   = {16 * 1024 - 1, 16 * 1024, 24 * 1024 + 3};
