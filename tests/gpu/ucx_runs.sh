@@ -264,8 +264,9 @@ large116() {
 # the next configuration, so no configuration always runs first
 F="${OSU_DIR:-}/osu_latency -d cuda -m 1:64 -i 20000 -x 2000"
 floor() {
-    local m=$1 i j cfg=("116-sm-HH 116 sm H H" "116-gdrx 116 sm,gdrx D D" "122-sm-HH 122 sm H H"
-                   "122-ccgdrx 122 sm,cuda_copy,gdrx D D")
+    local m=$1 i j cfg=("116-sm-HH 116 sm H H" "116-gdrx 116 sm,gdrx D D")
+    # UCX 1.22's two only where it was built (UCX_PREFIX_122)
+    [ -n "${UCX_PREFIX_122:-}" ] && cfg+=("122-sm-HH 122 sm H H" "122-ccgdrx 122 sm,cuda_copy,gdrx D D")
     for ((i = 0; i < ${TABLE_ROUNDS:-3}; i++)); do
         for ((j = 0; j < ${#cfg[@]}; j++)); do
             # shellcheck disable=SC2086 # a configuration: five words
@@ -325,6 +326,7 @@ integrity)
             for c in "116 sm,gdrx" "122 sm,cuda_copy,gdrx" "122 sm,cuda_copy,gdr_copy" \
                      "122 sm,cuda_copy"; do
                 set -- $c
+                [ "$1" = 116 ] || [ -n "${UCX_PREFIX_122:-}" ] || continue
                 mpi "integrity-$1-$2-cache$cache-seed$seed" "$1" "$2" /tmp/mp/gdrx_mpi_integrity \
                     -R -s "$seed" ${INTEGRITY_ARGS:--n 20000}
             done
