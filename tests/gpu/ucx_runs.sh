@@ -52,8 +52,9 @@
 #                 TABLE_ROUNDS alternating rounds, without then with MPS;
 #                 SHMPPLN_UCX: the releases to run (default "116 122")
 #       floor     8 B's floor: osu_latency H H over sm against D D over sm,gdrx
-#                 (1.16) and sm,cuda_copy,gdrx (1.22), 1-64 B, rounds that
-#                 each start at the next configuration (no MPS)
+#                 (1.16) and, where UCX_PREFIX_122 is set, sm,cuda_copy,gdrx
+#                 (1.22), 1-64 B, rounds that each start at the next
+#                 configuration (no MPS)
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -223,20 +224,18 @@ rndv() {
 }
 P="${OSU_DIR:-}/osu_latency -d cuda -m 1:4194304 -i 200 -x 20 D D"
 SHM_UCX=${SHMPPLN_UCX:-116 122}
+# shmppln_three PREFIX UCX TLS THRESH: as is, the pipeline off, UCX_RNDV_THRESH
+shmppln_three() {
+    mpi "$1" "$2" "$3" $P
+    EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-noppln" "$2" "$3" $P
+    EXTRA="-x UCX_RNDV_THRESH=$4" mpi "$1-rndv$4" "$2" "$3" $P
+}
 shmppln() {
     local i t=32k
     [ "$1" = mps ] && t=16k
     for ((i = 1; i <= ${TABLE_ROUNDS:-3}; i++)); do
-        if [[ $SHM_UCX == *116* ]]; then
-            mpi "$1-r$i-116-gdrx" 116 sm,gdrx $P
-            EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-116-gdrx-noppln" 116 sm,gdrx $P
-            EXTRA="-x UCX_RNDV_THRESH=8k" mpi "$1-r$i-116-gdrx-rndv8k" 116 sm,gdrx $P
-        fi
-        [[ $SHM_UCX == *122* ]] || continue
-        mpi "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx $P
-        EXTRA="-x UCX_RNDV_PIPELINE_SHM_ENABLE=n" mpi "$1-r$i-122-ccgdrx-noppln" 122 \
-            sm,cuda_copy,gdrx $P
-        EXTRA="-x UCX_RNDV_THRESH=$t" mpi "$1-r$i-122-ccgdrx-rndv$t" 122 sm,cuda_copy,gdrx $P
+        [[ $SHM_UCX == *116* ]] && shmppln_three "$1-r$i-116-gdrx" 116 sm,gdrx 8k
+        [[ $SHM_UCX == *122* ]] && shmppln_three "$1-r$i-122-ccgdrx" 122 sm,cuda_copy,gdrx "$t"
     done
 }
 R116="${OSU_DIR:-}/osu_latency -d cuda -m 64:32768 -i 1000 -x 100 D D"
