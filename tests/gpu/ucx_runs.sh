@@ -55,6 +55,10 @@
 #                 (1.16) and, where UCX_PREFIX_122 is set, sm,cuda_copy,gdrx
 #                 (1.22), 1-64 B, rounds that each start at the next
 #                 configuration (no MPS)
+#       rndvproto why UCX_RNDV_THRESH=32k slows sm,cuda_copy,gdrx (1.22) at
+#                 32-256 KiB: osu_latency 16 KiB-512 KiB as it is and with
+#                 32k, alternating twice, with the protocols UCP used and
+#                 gdrx's counters (proto.txt; no MPS)
 #       integrity tests/mpi/gdrx_mpi_integrity (cudaMalloc/cudaFree, -R) in
 #                 sm,gdrx (UCX 1.16), sm,cuda_copy,gdrx, sm,cuda_copy,gdr_copy
 #                 and sm,cuda_copy (1.22), each with UCX_MEMTYPE_CACHE=y then
@@ -62,7 +66,7 @@
 #                 (default 1); integrity.txt
 # Output in $OUT (osu.txt, proto.txt, perftest.txt, churn.txt, build.txt).
 set -uo pipefail
-MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|shmppln|large116|floor|gdrcopy|small|cachedev|large|churn|aside|integrity}
+MODE=${1:?usage: ucx_runs.sh versions|table|rndv|rndv116|shmppln|large116|floor|rndvproto|gdrcopy|small|cachedev|large|churn|aside|integrity}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 O=${OUT:-/tmp/out}
 B=${GDRX_GPU_BUILD:-/tmp/gdrx-gpu}
@@ -296,6 +300,14 @@ shmppln) with_mps shmppln
         mpi proto-122-noppln 122 sm,cuda_copy,gdrx $p ;;
 large116) large116 nomps ;;
 floor) floor nomps ;;
+rndvproto)
+    p="${OSU_DIR:-}/osu_latency -d cuda -m 16384:524288 -i 500 -x 50 D D"
+    for t in auto 32k auto 32k; do
+        e="-x UCX_PROTO_ENABLE=y -x UCX_PROTO_INFO=used -x UCX_GDRX_STATS_DUMP=y"
+        [ "$t" = auto ] || e="$e -x UCX_RNDV_THRESH=$t"
+        # shellcheck disable=SC2086 # p: a command line
+        MPI_OUT=proto.txt EXTRA=$e mpi "rndvproto-122-$t" 122 sm,cuda_copy,gdrx $p
+    done ;;
 gdrcopy)
     LD_LIBRARY_PATH="${UCX_PREFIX_122:?}/lib:$B" "$UCX_PREFIX_122/bin/ucx_info" -d 2>&1 |
         grep -B3 -A16 "Transport: gdr_copy" >"$O/ucx_info.txt"
@@ -334,5 +346,5 @@ integrity)
 aside)
     EXTRA="-x UCX_GDRX_BACKEND=gdrdrv -x GDRX_GDRDRV_PATH=/nonexistent" \
         mpi aside-122 122 sm,cuda_copy,gdrx "${OSU_DIR:?}/osu_latency" -d cuda -m 1:64 -i 100 -x 10 D D ;;
-*) echo "usage: $0 versions|table|rndv|rndv116|shmppln|large116|floor|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
+*) echo "usage: $0 versions|table|rndv|rndv116|shmppln|large116|floor|rndvproto|gdrcopy|small|cachedev|large|churn|aside|integrity" >&2; exit 2 ;;
 esac
