@@ -14,6 +14,8 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/fastpath.c \
 	libgdr/src/stale.c \
 	libgdr/src/fork.c \
+	libgdr/src/fork_defer.c \
+	libgdr/src/fork_defer.h \
 	libgdr/src/fork_guard.c \
 	libgdr/src/lock_order.h \
 	libgdr/src/lock_order.c \

@@ -27,6 +27,7 @@
 #include <pthread.h>
 
 #include "core.h"
+#include "fork_defer.h"
 #include "free_hook.h"
 #include "log.h"
 #include "mem_events.h"
@@ -73,12 +74,16 @@ static void fork_prepare(void)
 {
     for (size_t i = 0; i < NLOCKS; i++)
         locks[i].take();
+    /* the handlers that run after this one, on this thread, find the locks
+     * taken: fork_defer.c */
+    gdrx_fork_defer_begin();
 }
 
 static void fork_parent(void)
 {
     for (size_t i = NLOCKS; i-- > 0;)
         locks[i].parent();
+    gdrx_fork_defer_end(0);
 }
 
 static void mark_ctx(struct gdrx_hslot *s, void *arg)
@@ -107,6 +112,7 @@ static void fork_child(void)
     gdrx_ht_foreach(&gdrx_pin_table, mark_pin, NULL);
     for (size_t i = NLOCKS; i-- > 0;)
         locks[i].child();
+    gdrx_fork_defer_end(1);
 }
 
 static void fork_register(void)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "fork_defer.h"
 #include "lock_order.h"
 #include "log.h"
 #include "mem_events.h"
@@ -95,6 +96,8 @@ int gdrx_free_hook_enable(void)
 
 GDRX_EXPORT int gdrx_mem_events_hook(unsigned index, const char **name, int *result)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!name || !result)
         return -EINVAL;
 #ifdef GDRX_HAVE_FREE_HOOKS

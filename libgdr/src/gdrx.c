@@ -13,6 +13,7 @@
 
 #include "core.h"
 #include "export.h"
+#include "fork_defer.h"
 #include "log.h"
 
 GDRX_EXPORT void gdrx_open_params_init(struct gdrx_open_params *params)
@@ -58,6 +59,8 @@ static int open_params_read(const struct gdrx_open_params *p, uint32_t allowed,
 
 GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     gdrx_backend_t want;
     uint32_t flags;
     uint64_t id;
@@ -74,6 +77,8 @@ GDRX_EXPORT int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out
 
 GDRX_EXPORT int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     gdrx_backend_t want, found = GDRX_BACKEND_AUTO;
     uint32_t flags;
 
@@ -89,12 +94,16 @@ GDRX_EXPORT int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t
 
 GDRX_EXPORT int gdrx_close(gdrx_t ctx)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     return gdrx_ctx_close(ctx.id);
 }
 
 GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
                          gdrx_pin_t *pin_out)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!pin_out || len == 0 || dptr == 0 || (flags & ~(GDRX_PIN_FLAG_SPAN | GDRX_PIN_FLAG_NO_MAP)) ||
         len > UINT64_MAX - dptr)
         return -EINVAL;
@@ -165,11 +174,17 @@ static int query_op(struct gdrx_pin *p, void *arg)
 
 GDRX_EXPORT int gdrx_unpin(gdrx_t ctx, gdrx_pin_t pin)
 {
+    int rc;
+
+    if (gdrx_fork_defer(gdrx_unpin, 1, ctx, pin, &rc))
+        return rc;
     return with_pin(ctx, pin, unpin_op, NULL, 1);
 }
 
 GDRX_EXPORT int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!cpu_ptr)
         return -EINVAL;
     return with_pin(ctx, pin, map_op, cpu_ptr, 0);
@@ -177,11 +192,17 @@ GDRX_EXPORT int gdrx_map(gdrx_t ctx, gdrx_pin_t pin, void **cpu_ptr)
 
 GDRX_EXPORT int gdrx_unmap(gdrx_t ctx, gdrx_pin_t pin)
 {
+    int rc;
+
+    if (gdrx_fork_defer(gdrx_unmap, 0, ctx, pin, &rc))
+        return rc;
     return with_pin(ctx, pin, unmap_op, NULL, 0);
 }
 
 GDRX_EXPORT int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info *info)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!info)
         return -EINVAL;
     return with_pin(ctx, pin, query_op, info, 0);
@@ -232,6 +253,8 @@ static int ctx_attr(struct gdrx_ctx *c, gdrx_attr_t attr, uint64_t *value)
 
 GDRX_EXPORT int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!value)
         return -EINVAL;
     struct gdrx_ctx *c;

@@ -45,7 +45,10 @@
  * (from CUDA_LOADER on) in this order, so no other thread holds one while
  * the process is copied; the parent and child handlers release them.  The
  * per-object locks (CTX, PIN, DEVCTX) are not taken: a child marks the
- * inherited contexts and pins forked and never takes their locks.
+ * inherited contexts and pins forked and never takes their locks.  Fork
+ * handlers that run after fork.c's (registered before it) run on the thread
+ * that holds them all: fork_defer.c keeps the calls they make from taking
+ * any lock.
  *
  * The check: every lock call below records the ranks this thread holds and
  * reports a lock taken out of order (gdrx_err).  Builds with

@@ -21,6 +21,7 @@
 
 #include "core.h"
 #include "export.h"
+#include "fork_defer.h"
 #include "free_hook.h"
 #include "hooks/cuda_hooks.h"
 #include "release_order.h"
@@ -141,6 +142,8 @@ void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_relea
 GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t cb, void *arg,
                                           gdrx_mem_sub_t *sub_out)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     if (!cb || !sub_out || events == 0 || (events & ~(uint32_t)ALL_EVENTS))
         return -EINVAL;
     /* libcuda not loaded yet (-ENOENT): there is nothing to see yet; the
@@ -174,6 +177,8 @@ GDRX_EXPORT int gdrx_mem_events_subscribe(uint32_t events, gdrx_mem_event_cb_t c
 
 GDRX_EXPORT int gdrx_mem_events_unsubscribe(gdrx_mem_sub_t sub)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     uint64_t slot = sub.id & ((1u << SLOT_BITS) - 1);
 
     if (sub.id == 0 || slot >= MAX_SUBS)

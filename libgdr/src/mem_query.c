@@ -8,6 +8,7 @@
 
 #include "cuda_loader.h"
 #include "export.h"
+#include "fork_defer.h"
 #include "gdrx.h"
 
 /* The allocation's range from pointer attributes, which CUDA answers with
@@ -34,6 +35,8 @@ static int range_of(const struct gdrx_cuda *cu, uint64_t addr, CUdeviceptr *base
 
 GDRX_EXPORT int gdrx_mem_query(uint64_t addr, struct gdrx_mem_info *info)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     const struct gdrx_cuda *cu;
     CUmemorytype type = 0;
     unsigned long long buffer_id = 0;

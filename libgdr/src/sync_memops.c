@@ -13,6 +13,7 @@
 
 #include "cuda_loader.h"
 #include "export.h"
+#include "fork_defer.h"
 #include "gdrx.h"
 #include "log.h"
 #include "sync_memops.h"
@@ -41,6 +42,8 @@ int gdrx_sync_memops_set(const struct gdrx_cuda *cu, uint64_t dptr)
 
 GDRX_EXPORT int gdrx_mem_sync_memops(uint64_t addr)
 {
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
     const struct gdrx_cuda *cu;
     CUmemorytype type = 0;
     CUcontext mem_ctx = NULL, popped;

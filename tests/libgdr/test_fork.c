@@ -209,10 +209,102 @@ static void test_fork_during_map(void)
     tc_free(a);
 }
 
+/* ---- another fork handler, registered before libgdrx's, calls in ----
+ * glibc runs prepare handlers last-registered first, so this program's,
+ * registered before the first gdrx_open, runs after libgdrx's, on the
+ * forking thread, while libgdrx holds its locks: as UCX's registration
+ * caches purge (and unpin) on fork.  There, unmap and unpin are done once
+ * the locks are free, before fork() returns; a duplicate or unknown
+ * handle is refused at once; calls that would lock are refused
+ * (-EDEADLK); copies work.  Nothing hangs. */
+static struct {
+    int armed;
+    gdrx_t g;
+    gdrx_pin_t mapped, plain, spare;
+    void *cpu;
+    CUdeviceptr a;
+    unsigned char byte;
+    int unmap, unpin_mapped, unpin_plain, unpin_again, unpin_bad, pin, attr, close, copy;
+} late;
+
+static void late_prepare(void)
+{
+    gdrx_pin_t bad = { .id = late.plain.id ^ 0x5aull };
+    gdrx_pin_t p;
+    uint64_t v;
+
+    if (!late.armed)
+        return;
+    late.armed = 0;
+    late.copy = gdrx_copy_to_mapping(late.mapped, late.cpu, &late.byte, 1);
+    late.unmap = gdrx_unmap(late.g, late.mapped);
+    late.unpin_mapped = gdrx_unpin(late.g, late.mapped);
+    late.unpin_plain = gdrx_unpin(late.g, late.plain);
+    late.unpin_again = gdrx_unpin(late.g, late.plain);
+    late.unpin_bad = gdrx_unpin(late.g, bad);
+    late.pin = gdrx_pin(late.g, late.a, 64 * KiB, 0, &p);
+    late.attr = gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &v);
+    late.close = gdrx_close(late.g);
+}
+
+static void test_handler_after_ours(void)
+{
+    uint64_t count = 0;
+    int st = 0;
+
+    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late_prepare, NULL, NULL), 0);
+    if (tc_setup(0))
+        return;
+    late.g = tc_open();
+    late.a = tc_alloc(256 * KiB);
+    CU_ASSERT_FATAL(late.a != 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a, 64 * KiB, 0, &late.mapped), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(late.g, late.mapped, &late.cpu), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a + 64 * KiB, 64 * KiB, 0, &late.plain), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a + 128 * KiB, 64 * KiB, 0, &late.spare), 0);
+    tc_pattern(&late.byte, 1, 3);
+    late.armed = 1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &count) == -ECHILD ? 0 : 1);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CU_ASSERT_EQUAL(late.armed, 0);
+    CU_ASSERT_EQUAL(late.copy, 0);
+    CU_ASSERT_EQUAL(late.unmap, 0);
+    CU_ASSERT_EQUAL(late.unpin_mapped, 0);
+    CU_ASSERT_EQUAL(late.unpin_plain, 0);
+    CU_ASSERT_EQUAL(late.unpin_again, -EINVAL);
+    CU_ASSERT_EQUAL(late.unpin_bad, -EINVAL);
+    CU_ASSERT_EQUAL(late.pin, -EDEADLK);
+    CU_ASSERT_EQUAL(late.attr, -EDEADLK);
+    CU_ASSERT_EQUAL(late.close, -EDEADLK);
+    /* done before fork() returned: one pin left, the others' handles dead */
+    CU_ASSERT_EQUAL(gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &count), 0);
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_EQUAL(gdrx_unpin(late.g, late.mapped), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_unpin(late.g, late.plain), -EINVAL);
+    CU_ASSERT(tc_check(late.a, 1, 3)); /* the prepare handler's copy landed */
+    /* the library works as before, forks included */
+    gdrx_pin_t again;
+    CU_ASSERT_EQUAL(gdrx_pin(late.g, late.a, 64 * KiB, 0, &again), 0);
+    pid = fork();
+    if (pid == 0)
+        _exit(0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT_EQUAL(gdrx_unpin(late.g, again), 0);
+    CU_ASSERT_EQUAL(gdrx_unpin(late.g, late.spare), 0);
+    CU_ASSERT_EQUAL(gdrx_close(late.g), 0);
+    tc_free(late.a);
+}
+
 static const struct gdrx_test_case fork_cases[] = {
     GDRX_TEST_CASE(test_child_gets_echild),
     GDRX_TEST_CASE(test_child_dead_handles),
     GDRX_TEST_CASE(test_fork_during_map),
+    GDRX_TEST_CASE(test_handler_after_ours),
     GDRX_TEST_END,
 };
 

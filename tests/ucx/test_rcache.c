@@ -548,6 +548,71 @@ static void test_fork_purges(void)
     ut_fork("y", 2);
 }
 
+/* A cache of host memory made before gdrx's first use, the way ucp_init
+ * makes UCP's own (UCX 1.15+): UCX's fork handler, which purges every
+ * cache that asks for it, is then registered before libgdrx's. */
+static ucs_status_t ut_host_reg(void *context, ucs_rcache_t *rcache, void *arg,
+                                ucs_rcache_region_t *region, uint16_t flags)
+{
+    (void)context; (void)rcache; (void)arg; (void)region; (void)flags;
+    return UCS_OK;
+}
+
+static void ut_host_dereg(void *context, ucs_rcache_t *rcache,
+                          ucs_rcache_region_t *region)
+{
+    (void)context; (void)rcache; (void)region;
+}
+
+static void ut_host_dump(void *context, ucs_rcache_t *rcache,
+                         ucs_rcache_region_t *region, char *buf, size_t max)
+{
+    (void)context; (void)rcache; (void)region;
+    if (max > 0) {
+        buf[0] = '\0';
+    }
+}
+
+static const ucs_rcache_ops_t ut_host_ops = {
+    .mem_reg     = ut_host_reg,
+    .mem_dereg   = ut_host_dereg,
+    .dump_region = ut_host_dump
+};
+
+static ucs_rcache_t *ut_earlier_cache(void)
+{
+    ucs_rcache_params_t params;
+    ucs_rcache_t *rcache = NULL;
+
+    memset(&params, 0, sizeof(params));
+    params.region_struct_size = sizeof(ucs_rcache_region_t);
+#if !UT_UCX_AT_LEAST(1, 17)
+    params.alignment          = 4096;
+    params.max_alignment      = 4096;
+#endif
+    params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
+    params.ops                = &ut_host_ops;
+    params.flags              = UCS_RCACHE_FLAG_PURGE_ON_FORK;
+    params.max_regions        = ULONG_MAX;
+    params.max_size           = SIZE_MAX;
+    CU_ASSERT_EQUAL(ucs_rcache_create(&params, "earlier", NULL, &rcache), UCS_OK);
+    return rcache;
+}
+
+/* The same fork with UCX's handler registered first, as in every UCP
+ * process: UCX's purge (which unpins through gdrx) runs in the forking
+ * thread after libgdrx's prepare handler, and must not find the library's
+ * locks taken. */
+static void test_fork_purges_after_ucp_cache(void)
+{
+    ucs_rcache_t *earlier = ut_earlier_cache();
+
+    ut_fork("y", 2);
+    if (earlier != NULL) {
+        ucs_rcache_destroy(earlier);
+    }
+}
+
 static void test_fork_keeps_without_purge(void)
 {
     ut_fork("n", 1);
@@ -574,6 +639,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_rcache_flags_purge),
     GDRX_TEST_CASE(test_rcache_flags_no_purge),
     GDRX_TEST_CASE(test_fork_purges),
+    GDRX_TEST_CASE(test_fork_purges_after_ucp_cache),
     GDRX_TEST_CASE(test_fork_keeps_without_purge),
     GDRX_TEST_END
 };

@@ -1,0 +1,114 @@
+/*
+ * fork_defer.c - libgdrx called by another fork handler while fork() runs.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * fork.c's prepare handler takes every process-wide lock of the library and
+ * keeps them until the parent or child handler.  glibc runs the prepare
+ * handlers in the reverse of their registration order, so every handler
+ * registered before libgdrx's (before the first gdrx_open or subscription)
+ * runs after it, on the same thread, with those locks held.  UCX's is one:
+ * its registration caches purge on fork (UCX_RCACHE_PURGE_ON_FORK, on by
+ * default from 1.16), and ucp_init makes UCP's cache, registering UCX's
+ * handler, before gdrx's plugin first opens libgdrx.  The purge deregisters
+ * every cached registration no one holds: gdrx's unpins, on a thread that
+ * already holds the locks an unpin takes.  Without this file that fork()
+ * never returns.
+ *
+ * So, on that thread, until the parent or child handler:
+ *  - gdrx_unpin and gdrx_unmap check their handles without locks, queue
+ *    the call and return 0; the parent handler makes it once the locks are
+ *    released, before fork() returns (a child drops it: the pins are its
+ *    parent's);
+ *  - every other call that would take a lock fails at once with -EDEADLK
+ *    and says why (the copies take none and work as always).
+ * Other threads are not affected: they wait for the locks as before.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "fork_defer.h"
+#include "log.h"
+
+/* Set on the thread that runs fork() from the end of libgdrx's prepare
+ * handler to the start of its parent or child handler. */
+static _Thread_local int fork_holder;
+
+/* What the holder asked for, in order; only that thread touches it while
+ * it holds the locks, and the parent handler after.  malloc is usable in
+ * fork handlers: glibc takes its own allocator's locks after them. */
+static struct gdrx_deferred *queue;
+static size_t queue_len, queue_cap;
+
+void gdrx_fork_defer_begin(void)
+{
+    fork_holder = 1;
+}
+
+int gdrx_fork_refuse(const char *what)
+{
+    if (!fork_holder)
+        return 0;
+    gdrx_err("%s: called from a fork handler that runs after libgdrx's own, while libgdrx "
+             "holds its locks for fork(); refused (-EDEADLK).  Only gdrx_unpin, gdrx_unmap "
+             "and the copies may be called there", what);
+    return -EDEADLK;
+}
+
+int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pin, int *rc)
+{
+    if (!fork_holder)
+        return 0;
+    /* The checks with_pin makes (gdrx.c), without its locks: the slots'
+     * memory is never freed.  Another thread unpinning the same pin at the
+     * same time is the caller's race, here as anywhere. */
+    const struct gdrx_ctx *c = (const struct gdrx_ctx *)gdrx_ht_lookup(&gdrx_ctx_table, ctx.id);
+    const struct gdrx_pin *p = (const struct gdrx_pin *)gdrx_ht_lookup(&gdrx_pin_table, pin.id);
+    if (!c) {
+        *rc = -EBADF;
+    } else if (atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_FORKED ||
+               (p && atomic_load_explicit(&p->fp.err, memory_order_relaxed) == -ECHILD)) {
+        *rc = -ECHILD;
+    } else if (!p || p->ctx != c) {
+        *rc = -EINVAL;
+    } else {
+        *rc = 0;
+        for (size_t i = 0; i < queue_len; i++)
+            if (queue[i].pin.id == pin.id && queue[i].ends_pin)
+                *rc = -EINVAL; /* already unpinned, as far as the caller knows */
+    }
+    if (*rc == 0 && queue_len == queue_cap) {
+        size_t cap = queue_cap ? 2 * queue_cap : 16;
+        struct gdrx_deferred *q = realloc(queue, cap * sizeof(*q));
+        if (!q) {
+            *rc = -ENOMEM;
+        } else {
+            queue = q;
+            queue_cap = cap;
+        }
+    }
+    if (*rc == 0)
+        queue[queue_len++] = (struct gdrx_deferred){ .fn = fn, .ends_pin = ends_pin,
+                                                     .ctx = ctx, .pin = pin };
+    return 1;
+}
+
+/* Parent: the holder makes the calls it queued, now that the locks are
+ * free.  Child: drops them (the pins are the parent's, marked forked). */
+void gdrx_fork_defer_end(int in_child)
+{
+    struct gdrx_deferred *q = queue;
+    size_t n = queue_len;
+
+    fork_holder = 0;
+    queue = NULL;
+    queue_len = queue_cap = 0;
+    for (size_t i = 0; i < n && !in_child; i++) {
+        int rc = q[i].fn(q[i].ctx, q[i].pin);
+        if (rc)
+            gdrx_err("a call deferred from a fork handler failed after fork(): %s",
+                     gdrx_strerror(rc));
+    }
+    free(q);
+}
