@@ -25,6 +25,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <gdrx.h>
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
@@ -124,6 +126,53 @@ static void uct_gdrx_events_create_memtype_cache(void)
     (void)ucs_memtype_cache_lookup(&probe, sizeof(probe), &info);
 }
 
+/* Allocations made before the bridge: UCX's memory-type cache has no entry
+ * for them, and UCP takes a miss for host memory (then copies device memory
+ * with the CPU).  As UCX's own CUDA module does when a cache starts, mark
+ * every mapping that may hold device memory (no access rights, or a
+ * /dev/nvidia* file) of unknown type: UCP then asks the MDs, and gdrx's
+ * memory query answers for those buffers.  Host memory never lies there. */
+static void uct_gdrx_events_mark_existing(void)
+{
+    char line[4096 + 256], perms[8], path[4096];
+    unsigned long start, end;
+    unsigned long marked = 0;
+    ucm_event_t ucm_event;
+    int whole = 1, at_start;
+    FILE *maps;
+
+    maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) {
+        ucs_debug("gdrx: cannot read /proc/self/maps (%m): buffers allocated "
+                  "before gdrx's first use pass for host memory unless "
+                  "UCX_MEMTYPE_CACHE=n");
+        return;
+    }
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        at_start = whole; /* a line longer than the buffer goes on here */
+        whole    = (strchr(line, '\n') != NULL);
+        path[0]  = '\0';
+        if (!at_start ||
+            (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &start, &end,
+                    perms, path) < 3) ||
+            ((strncmp(perms, "---", 3) != 0) &&
+             (strncmp(path, "/dev/nvidia", 11) != 0))) {
+            continue;
+        }
+        ucm_event.mem_type.address  = (void*)start;
+        ucm_event.mem_type.size     = end - start;
+        ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_UNKNOWN;
+        UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
+        ucm_event_dispatch(UCM_EVENT_MEM_TYPE_ALLOC, &ucm_event);
+        ++marked;
+    }
+    fclose(maps);
+    __atomic_store_n(&uct_gdrx_events_count.existing_marked, marked,
+                     __ATOMIC_RELAXED);
+    ucs_debug("gdrx: %lu mappings that may hold device memory marked unknown "
+              "in UCX's memory-type cache", marked);
+}
+
 static uct_gdrx_events_state_t uct_gdrx_events_start(void)
 {
     int ucx_hooks = uct_gdrx_events_ucx_has_cuda_hooks();
@@ -150,6 +199,7 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
     }
 
     uct_gdrx_events_create_memtype_cache();
+    uct_gdrx_events_mark_existing();
     return UCT_GDRX_EVENTS_BRIDGED;
 }
 
@@ -193,6 +243,8 @@ void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters)
             &uct_gdrx_events_count.alloc_dispatched, __ATOMIC_RELAXED);
     counters->free_dispatched  = __atomic_load_n(
             &uct_gdrx_events_count.free_dispatched, __ATOMIC_RELAXED);
+    counters->existing_marked  = __atomic_load_n(
+            &uct_gdrx_events_count.existing_marked, __ATOMIC_RELAXED);
 }
 
 int uct_gdrx_events_gdrx_revokes(void)

@@ -31,6 +31,7 @@ static inline int uct_gdrx_events_state_hears_frees(uct_gdrx_events_state_t stat
 typedef struct uct_gdrx_events_counters {
     uint64_t alloc_dispatched;
     uint64_t free_dispatched;
+    uint64_t existing_marked; /**< mappings marked unknown at the start */
 } uct_gdrx_events_counters_t;
 
 

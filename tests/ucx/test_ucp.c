@@ -227,6 +227,93 @@ static void test_mem_map_cuda(void)
     free(host);
 }
 
+/* One tagged message from src to dst, both device memory that stays
+ * allocated (so the registrations the rendezvous made stay cached). */
+static void ut_send_kept(struct ut_ucp *t, CUdeviceptr src, CUdeviceptr dst,
+                         size_t len, uint32_t seed)
+{
+    ucp_request_param_t param = {0};
+    void *rreq;
+
+    tc_fill(src, len, seed);
+    rreq = ucp_tag_recv_nbx(t->worker, (void*)dst, len, 9, (ucp_tag_t)-1,
+                            &param);
+    ut_wait(t, ucp_tag_send_nbx(t->ep, (void*)src, len, 9, &param));
+    ut_wait(t, rreq);
+    CU_ASSERT(tc_check(dst, len, seed));
+}
+
+/* A fork after GPU messages whose registrations are cached and no longer
+ * held: from UCX 1.15 ucp_init's registration cache purges on fork, in a
+ * handler that runs after libgdrx's, and UCX's purge of gdrx's own cache
+ * unpins through gdrx there (docs/semantics.md, "Fork handlers that call
+ * libgdrx").  fork() returns, the child exits, the parent goes on sending,
+ * and every pin is released in the end: a hang is a case the harness
+ * kills. */
+static void test_fork_after_transfers(void)
+{
+    const size_t len = 256 * 1024;
+    struct ut_ucp t;
+    CUdeviceptr src, dst;
+    int st = 0;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    ut_ucp_open(&t);
+    src = tc_alloc(len);
+    dst = tc_alloc(len);
+    CU_ASSERT_FATAL((src != 0) && (dst != 0));
+    ut_send_kept(&t, src, dst, len, 41);
+    ut_send_kept(&t, src, dst, len, 42);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(WIFEXITED(st) && (WEXITSTATUS(st) == 0));
+    ut_send_kept(&t, src, dst, len, 43);
+    ut_ucp_close(&t);
+    CU_ASSERT(ut_counter(t.stats, "md", "pins") >= 1);
+    CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "pins"),
+                    ut_counter(t.stats, "md", "unpins"));
+    tc_free(src);
+    tc_free(dst);
+}
+
+/* Device memory allocated before ucp_init (before gdrx's MD first set up
+ * its events) and sent with UCX's memory-type cache on (its default): UCP
+ * takes a cache miss for host memory, so gdrx marks what may be device
+ * memory as unknown when it sets up, and UCP asks the MDs.  Without that a
+ * UCX without CUDA copied the buffer with the CPU (a segfault here, on the
+ * simulated GPU's inaccessible memory). */
+static void test_alloc_before_init(void)
+{
+    const size_t lens[] = {8, 4000, 256 * 1024};
+    struct ut_ucp t;
+    CUdeviceptr src, dst;
+    size_t i;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    src = tc_alloc(lens[2]);
+    dst = tc_alloc(lens[2]);
+    CU_ASSERT_FATAL((src != 0) && (dst != 0));
+    ut_ucp_open(&t);
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
+        ut_send_kept(&t, src, dst, lens[i], (uint32_t)(61 + i));
+    }
+    ut_ucp_close(&t);
+    if (ut_stats_has(t.stats, "events_source bridged")) {
+        CU_ASSERT(ut_counter(t.stats, "md", "events_existing") >= 2);
+    }
+    tc_free(src);
+    tc_free(dst);
+}
+
 /* The first bytes of libcuda's cuMemFree_v2, where libgdrx's CUDA free
  * hooks patch (libcuda is the simulated one, loaded by the suite). */
 static void ut_free_entry(unsigned char *out, size_t len)
@@ -461,6 +548,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_offsets_one_pin),
     GDRX_TEST_CASE(test_offsets_one_pin_v2),
     GDRX_TEST_CASE(test_mem_map_cuda),
+    GDRX_TEST_CASE(test_fork_after_transfers),
+    GDRX_TEST_CASE(test_alloc_before_init),
     GDRX_TEST_CASE(test_caches_off),
     GDRX_TEST_END
 };
