@@ -17,12 +17,15 @@
  * own; after each message the receiver checks the guards and every byte of
  * the payload, and the sender checks that its window did not change.
  *
- *   gdrx_mpi_integrity [-n MESSAGES] [-s SEED] [-M MAX] [-r EVERY] [-k KINDS] [-R] [-F N] [-v]
+ *   gdrx_mpi_integrity [-n MESSAGES] [-s SEED] [-M MAX] [-r EVERY] [-k KINDS] [-R] [-B] [-F N] [-v]
  *     -n  messages (3000)         -s  seed (1)
  *     -M  largest message (1 MiB) -r  mean messages between reallocations (50)
  *     -k  directions to draw from, a comma list of DD,HD,DH,HH (all)
  *     -R  allocate and free with the CUDA runtime (cudaMalloc, cudaFree from
  *         libcudart.so, as most applications do) instead of the driver API
+ *     -B  each rank's first device buffer is allocated (cuMemAlloc) before
+ *         MPI_Init, as by a program that sets CUDA up first: UCX heard of
+ *         no allocation event for it (give -B as an argument of its own)
  *     -F N  the check's own check: damage the window message N left at its
  *         receiver (one payload byte, one guard byte) before checking it
  *     -v  print every bad message (else the first 10)
@@ -71,6 +74,7 @@ struct opts {
     int      ndirs;
     int      verbose;
     int      runtime;
+    int      early;  /* -B */
     long     damage; /* -F: message whose received window is damaged, or -1 */
 };
 
@@ -83,6 +87,11 @@ struct rank_bufs {
 };
 
 static struct tool_cuda cu;
+/* -B: the buffer allocated before MPI_Init, until the schedule's first
+ * reallocation of this rank takes it (and a later one frees it) */
+#define EARLY_LEN ((size_t)(4u << 20))
+static CUdeviceptr early_dptr;
+static int early_taken;
 /* -R: the runtime's allocation calls (cudaError_t is an int) */
 static int (*rt_malloc)(void **p, size_t len);
 static int (*rt_free)(void *p);
@@ -160,7 +169,7 @@ static int parse(int argc, char **argv, struct opts *o, int rank)
     *o = (struct opts){ .messages = 3000, .seed = 1, .max = 1 << 20, .realloc_every = 50,
                         .dirs = { DIR_DD, DIR_HD, DIR_DH, DIR_HH }, .ndirs = DIR_COUNT,
                         .damage = -1 };
-    while ((c = getopt(argc, argv, "n:s:M:r:k:RF:v")) != -1) {
+    while ((c = getopt(argc, argv, "n:s:M:r:k:RBF:v")) != -1) {
         char *end = NULL;
 
         errno = 0;
@@ -176,6 +185,7 @@ static int parse(int argc, char **argv, struct opts *o, int rank)
             continue;
         case 'v': o->verbose = 1; continue;
         case 'R': o->runtime = 1; continue;
+        case 'B': o->early = 1; continue;
         default: goto bad;
         }
         if (errno || !end || *end || end == optarg)
@@ -188,7 +198,7 @@ static int parse(int argc, char **argv, struct opts *o, int rank)
 bad:
     if (rank == 0)
         fprintf(stderr, "usage: gdrx_mpi_integrity [-n MESSAGES>0] [-s SEED] [-M MAX<=1048576] "
-                        "[-r EVERY>0] [-k DD,HD,DH,HH] [-R] [-F N] [-v]\n");
+                        "[-r EVERY>0] [-k DD,HD,DH,HH] [-R] [-B] [-F N] [-v]\n");
     return -1;
 }
 
@@ -204,7 +214,10 @@ static void dev_alloc(int rank, CUdeviceptr *p, size_t len)
     void *ptr = NULL;
     CUresult rc;
 
-    if (rt_malloc) {
+    if (early_dptr && !early_taken && len <= EARLY_LEN) {
+        early_taken = 1;
+        *p = early_dptr;
+    } else if (rt_malloc) {
         if ((rc = (CUresult)rt_malloc(&ptr, len)) != 0) {
             fprintf(stderr, "gdrx_mpi_integrity: rank %d: cudaMalloc failed: %d\n", rank, (int)rc);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -219,7 +232,11 @@ static void dev_free(int rank, CUdeviceptr p)
 {
     CUresult rc;
 
-    if (rt_free) {
+    if (p == early_dptr) {
+        early_dptr = 0;
+        if ((rc = cu.MemFree(p)) != CUDA_SUCCESS)
+            die(rank, "cuMemFree", rc);
+    } else if (rt_free) {
         if ((rc = (CUresult)rt_free((void *)(uintptr_t)p)) != 0) {
             fprintf(stderr, "gdrx_mpi_integrity: rank %d: cudaFree failed: %d\n", rank, (int)rc);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -421,9 +438,15 @@ int main(int argc, char **argv)
     char err[256];
     struct opts o;
     uint64_t s;
-    int rank, size, ok, all_ok, d;
+    int rank, size, ok, all_ok, d, cuda_ready = 0;
     CUdevice dev;
 
+    /* -B: CUDA set up and a buffer allocated before MPI_Init */
+    for (d = 1; d < argc && !cuda_ready; ++d)
+        if (strcmp(argv[d], "-B") == 0)
+            cuda_ready = !tool_cuda_load(&cu, err, sizeof(err)) &&
+                         !tool_cuda_open_device(&cu, 0, &dev, err, sizeof(err)) &&
+                         cu.MemAlloc(&early_dptr, EARLY_LEN) == CUDA_SUCCESS;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -433,9 +456,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    ok = !tool_cuda_load(&cu, err, sizeof(err)) &&
-         !tool_cuda_open_device(&cu, 0, &dev, err, sizeof(err)) &&
-         !(o.runtime && load_runtime(err, sizeof(err)));
+    if (o.early && !cuda_ready)
+        ok = 0; /* err says why */
+    else
+        ok = (cuda_ready || (!tool_cuda_load(&cu, err, sizeof(err)) &&
+                             !tool_cuda_open_device(&cu, 0, &dev, err, sizeof(err)))) &&
+             !(o.runtime && load_runtime(err, sizeof(err)));
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
         if (!ok)

@@ -187,11 +187,11 @@ static void test_latency_churn(void)
  * offsets, guards, buffers freed and allocated again at the same and at
  * other addresses; every byte checked, with UCX's memory-type cache on
  * (its default: gdrx's events keep it) and off. */
-static void integrity(const char *extra, long messages, int seed)
+static void integrity(const char *extra, long messages, int seed, const char *flags)
 {
     char args[64], want[64];
 
-    snprintf(args, sizeof(args), "-n %ld -s %d", messages, seed);
+    snprintf(args, sizeof(args), "-n %ld -s %d %s", messages, seed, flags);
     CU_ASSERT_EQUAL(run("sm,gdrx", extra, "tests/mpi/gdrx_mpi_integrity", args), 0);
     snprintf(want, sizeof(want), "integrity: %ld messages, 0 bad", messages);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
@@ -201,12 +201,21 @@ static void integrity(const char *extra, long messages, int seed)
 
 static void test_integrity(void)
 {
-    integrity("", 2500, 11);
+    integrity("", 2500, 11, "");
 }
 
 static void test_integrity_no_memtype_cache(void)
 {
-    integrity("-x UCX_MEMTYPE_CACHE=n", 1500, 12);
+    integrity("-x UCX_MEMTYPE_CACHE=n", 1500, 12, "");
+}
+
+/* The first device buffer of each rank allocated before MPI_Init (-B), the
+ * memory-type cache on: UCX heard no event for it, and it must still be
+ * taken for device memory (before gdrx marked such mappings, UCP copied it
+ * with the CPU and the rank died). */
+static void test_integrity_alloc_before_init(void)
+{
+    integrity("", 600, 13, "-B -r 200");
 }
 
 /* The check itself: a damaged payload byte and guard byte are seen. */
@@ -297,6 +306,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_bandwidth_dd),
     GDRX_TEST_CASE(test_integrity),
     GDRX_TEST_CASE(test_integrity_no_memtype_cache),
+    GDRX_TEST_CASE(test_integrity_alloc_before_init),
     GDRX_TEST_CASE(test_integrity_sees_damage),
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
