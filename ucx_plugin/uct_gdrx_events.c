@@ -70,7 +70,10 @@ static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
                            __ATOMIC_RELAXED);
     }
 
+    /* as UCX's own CUDA hooks dispatch: no handler added or removed meanwhile */
+    ucm_event_enter();
     ucm_event_dispatch(type, &ucm_event);
+    ucm_event_leave();
 }
 
 static void uct_gdrx_events_noop(ucm_event_type_t type, ucm_event_t *event,
@@ -131,9 +134,14 @@ static void uct_gdrx_events_create_memtype_cache(void)
  * with the CPU).  As UCX's own CUDA module does when a cache starts, mark
  * every mapping that may hold device memory (no access rights, or a
  * /dev/nvidia* file) of unknown type: UCP then asks the MDs, and gdrx's
- * memory query answers for those buffers.  Host memory never lies there. */
+ * memory query answers for those buffers.  Host memory there (a malloc
+ * arena's reserve made accessible later, pinned host memory) is only
+ * looked up the slow way: the MDs find it is host memory.  Once per
+ * process (called under uct_gdrx_events_lock): later, every allocation
+ * raises its event. */
 static void uct_gdrx_events_mark_existing(void)
 {
+    static int done;
     char line[4096 + 256], perms[8], path[4096];
     unsigned long start, end;
     unsigned long marked = 0;
@@ -141,6 +149,10 @@ static void uct_gdrx_events_mark_existing(void)
     int whole = 1, at_start;
     FILE *maps;
 
+    if (done) {
+        return;
+    }
+    done = 1;
     maps = fopen("/proc/self/maps", "r");
     if (maps == NULL) {
         ucs_debug("gdrx: cannot read /proc/self/maps (%m): buffers allocated "
@@ -163,7 +175,9 @@ static void uct_gdrx_events_mark_existing(void)
         ucm_event.mem_type.size     = end - start;
         ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_UNKNOWN;
         UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
+        ucm_event_enter();
         ucm_event_dispatch(UCM_EVENT_MEM_TYPE_ALLOC, &ucm_event);
+        ucm_event_leave();
         ++marked;
     }
     fclose(maps);

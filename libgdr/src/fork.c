@@ -75,12 +75,15 @@ static void fork_prepare(void)
     for (size_t i = 0; i < NLOCKS; i++)
         locks[i].take();
     /* the handlers that run after this one, on this thread, find the locks
-     * taken: fork_defer.c */
+     * taken: what they call takes none of them again (lock_order.h), and
+     * the API defers or refuses (fork_defer.c) */
+    gdrx_lock_order_fork_own();
     gdrx_fork_defer_begin();
 }
 
 static void fork_parent(void)
 {
+    gdrx_lock_order_fork_disown();
     for (size_t i = NLOCKS; i-- > 0;)
         locks[i].parent();
     gdrx_fork_defer_end(0);
@@ -107,6 +110,7 @@ static void mark_pin(struct gdrx_hslot *s, void *arg)
 
 static void fork_child(void)
 {
+    gdrx_lock_order_fork_disown();
     /* the tables' locks are still held: their slots are stable */
     gdrx_ht_foreach(&gdrx_ctx_table, mark_ctx, NULL);
     gdrx_ht_foreach(&gdrx_pin_table, mark_pin, NULL);

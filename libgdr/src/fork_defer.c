@@ -15,35 +15,45 @@
  * already holds the locks an unpin takes.  Without this file that fork()
  * never returns.
  *
- * So, on that thread, until the parent or child handler:
+ * So, on that thread, from the end of libgdrx's prepare handler to its
+ * parent or child handler (the prepare handlers registered before it, and
+ * the parent and child handlers registered before it, run in between):
  *  - gdrx_unpin and gdrx_unmap check their handles without locks, queue
  *    the call and return 0; the parent handler makes it once the locks are
- *    released, before fork() returns (a child drops it: the pins are its
- *    parent's);
+ *    released, before fork() returns.  In the child they return -ECHILD
+ *    (the pins are its parent's) and nothing is queued;
  *  - every other call that would take a lock fails at once with -EDEADLK
- *    and says why (the copies take none and work as always).
+ *    and says why; the copies take no lock;
+ *  - what libgdrx does inside libcuda (its free hooks, the nvrm ioctl
+ *    trace) takes none of the locks the thread already holds
+ *    (lock_order.h, gdrx_lock_order_fork_owned).
  * Other threads are not affected: they wait for the locks as before.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "fork_defer.h"
 #include "log.h"
 
 /* Set on the thread that runs fork() from the end of libgdrx's prepare
- * handler to the start of its parent or child handler. */
+ * handler to the start of its parent or child handler; fork_pid: the
+ * process that called fork(), to tell a child's handlers from the
+ * parent's. */
 static _Thread_local int fork_holder;
+static _Thread_local pid_t fork_pid;
 
-/* What the holder asked for, in order; only that thread touches it while
- * it holds the locks, and the parent handler after.  malloc is usable in
- * fork handlers: glibc takes its own allocator's locks after them. */
-static struct gdrx_deferred *queue;
-static size_t queue_len, queue_cap;
+/* What the holder asked for, in order: the thread's own, so that two
+ * threads forking at once keep theirs apart.  malloc is usable in fork
+ * handlers: glibc takes its own allocator's locks after them. */
+static _Thread_local struct gdrx_deferred *queue;
+static _Thread_local size_t queue_len, queue_cap;
 
 void gdrx_fork_defer_begin(void)
 {
     fork_holder = 1;
+    fork_pid = getpid();
 }
 
 int gdrx_fork_refuse(const char *what)
@@ -67,7 +77,8 @@ int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pi
     const struct gdrx_pin *p = (const struct gdrx_pin *)gdrx_ht_lookup(&gdrx_pin_table, pin.id);
     if (!c) {
         *rc = -EBADF;
-    } else if (atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_FORKED ||
+    } else if (getpid() != fork_pid ||
+               atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_FORKED ||
                (p && atomic_load_explicit(&p->fp.err, memory_order_relaxed) == -ECHILD)) {
         *rc = -ECHILD;
     } else if (!p || p->ctx != c) {

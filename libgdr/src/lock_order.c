@@ -8,6 +8,8 @@
  * GDRX_LOCK_ORDER_FATAL and GDRX_DEBUG builds (tests/libgdr/test_core_unit
  * is one).  A fork child inherits the forking thread's
  * bits, which the child handler clears by releasing what prepare took.
+ * Between the prepare handler and the parent or child handler the forking
+ * thread's bits are kept aside as owned (lock_order.h says why).
  */
 #include "lock_order.h"
 
@@ -18,6 +20,9 @@
 _Static_assert(GDRX_LOCK_RANKS <= 32, "one bit per rank");
 
 static _Thread_local unsigned held;
+/* the ranks fork.c's prepare handler took on this thread, while it owns
+ * them (lock_order.h) */
+static _Thread_local unsigned fork_owned;
 
 static const char *const names[GDRX_LOCK_RANKS] = {
     [GDRX_LOCK_CTX] = "context",           [GDRX_LOCK_PIN] = "pin",
@@ -59,4 +64,21 @@ void gdrx_lock_order_expect(enum gdrx_lock_rank r, const char *lock)
 void gdrx_lock_order_drop(enum gdrx_lock_rank r)
 {
     held &= ~(1u << r);
+}
+
+void gdrx_lock_order_fork_own(void)
+{
+    fork_owned = held;
+    held = 0; /* what the other handlers take here is checked on its own */
+}
+
+void gdrx_lock_order_fork_disown(void)
+{
+    held = fork_owned;
+    fork_owned = 0;
+}
+
+int gdrx_lock_order_fork_owned(enum gdrx_lock_rank r)
+{
+    return (fork_owned >> r) & 1u;
 }

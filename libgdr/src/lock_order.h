@@ -89,14 +89,28 @@ void gdrx_lock_order_drop(enum gdrx_lock_rank r);
  * under rank r" taken by a thread that does not hold r. */
 void gdrx_lock_order_expect(enum gdrx_lock_rank r, const char *lock);
 
+/* fork(): once fork.c's prepare handler holds every process-wide lock,
+ * its thread owns them until the parent or child handler disowns them.
+ * Code that other fork handlers run on that thread in between (through
+ * libcuda's hooked entry points and its ioctls) takes none of them again:
+ * the thread already holds each, and no other thread can.  1 if rank r is
+ * so owned by this thread. */
+void gdrx_lock_order_fork_own(void);
+void gdrx_lock_order_fork_disown(void);
+int gdrx_lock_order_fork_owned(enum gdrx_lock_rank r);
+
 static inline void gdrx_mutex_lock(pthread_mutex_t *m, enum gdrx_lock_rank r)
 {
+    if (gdrx_lock_order_fork_owned(r))
+        return;
     gdrx_lock_order_take(r);
     pthread_mutex_lock(m);
 }
 
 static inline void gdrx_mutex_unlock(pthread_mutex_t *m, enum gdrx_lock_rank r)
 {
+    if (gdrx_lock_order_fork_owned(r))
+        return;
     pthread_mutex_unlock(m);
     gdrx_lock_order_drop(r);
 }
@@ -105,6 +119,8 @@ enum gdrx_rw { GDRX_READ, GDRX_WRITE };
 
 static inline void gdrx_rwlock_lock(pthread_rwlock_t *l, enum gdrx_lock_rank r, enum gdrx_rw how)
 {
+    if (gdrx_lock_order_fork_owned(r))
+        return;
     gdrx_lock_order_take(r);
     if (how == GDRX_WRITE)
         pthread_rwlock_wrlock(l);
@@ -114,6 +130,8 @@ static inline void gdrx_rwlock_lock(pthread_rwlock_t *l, enum gdrx_lock_rank r, 
 
 static inline void gdrx_rwlock_unlock(pthread_rwlock_t *l, enum gdrx_lock_rank r)
 {
+    if (gdrx_lock_order_fork_owned(r))
+        return;
     pthread_rwlock_unlock(l);
     gdrx_lock_order_drop(r);
 }

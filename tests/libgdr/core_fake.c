@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core_fake.h"
+#include "fork_defer.h"
 #include "free_hook.h"
 
 #include <CUnit/CUnit.h>

@@ -211,19 +211,22 @@ static void test_fork_during_map(void)
 
 /* ---- another fork handler, registered before libgdrx's, calls in ----
  * glibc runs prepare handlers last-registered first, so this program's,
- * registered before the first gdrx_open, runs after libgdrx's, on the
+ * registered after CUDA's and before the first gdrx_open, runs after
+ * libgdrx's (and before CUDA's), on the
  * forking thread, while libgdrx holds its locks: as UCX's registration
  * caches purge (and unpin) on fork.  There, unmap and unpin are done once
  * the locks are free, before fork() returns; a duplicate or unknown
  * handle is refused at once; calls that would lock are refused
- * (-EDEADLK); copies work.  Nothing hangs. */
+ * (-EDEADLK); copies work; a CUDA free, whose hook libgdrx runs, returns.
+ * Nothing hangs. */
 static struct {
     int armed;
     gdrx_t g;
     gdrx_pin_t mapped, plain, spare;
     void *cpu;
-    CUdeviceptr a;
+    CUdeviceptr a, extra;
     unsigned char byte;
+    int freed;
     int unmap, unpin_mapped, unpin_plain, unpin_again, unpin_bad, pin, attr, close, copy;
 } late;
 
@@ -245,6 +248,10 @@ static void late_prepare(void)
     late.pin = gdrx_pin(late.g, late.a, 64 * KiB, 0, &p);
     late.attr = gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &v);
     late.close = gdrx_close(late.g);
+    /* a CUDA free: libgdrx's hook runs inside it, on this thread, and must
+     * not wait for the locks this thread holds */
+    tc_free(late.extra);
+    late.freed = 1;
 }
 
 static void test_handler_after_ours(void)
@@ -252,12 +259,15 @@ static void test_handler_after_ours(void)
     uint64_t count = 0;
     int st = 0;
 
-    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late_prepare, NULL, NULL), 0);
     if (tc_setup(0))
         return;
+    /* after CUDA's own (the simulated libcuda's runs last, as a real one
+     * set up first would), before libgdrx's (its first gdrx_open) */
+    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late_prepare, NULL, NULL), 0);
     late.g = tc_open();
     late.a = tc_alloc(256 * KiB);
-    CU_ASSERT_FATAL(late.a != 0);
+    late.extra = tc_alloc(64 * KiB);
+    CU_ASSERT_FATAL(late.a != 0 && late.extra != 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a, 64 * KiB, 0, &late.mapped), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(late.g, late.mapped, &late.cpu), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a + 64 * KiB, 64 * KiB, 0, &late.plain), 0);
@@ -281,6 +291,7 @@ static void test_handler_after_ours(void)
     CU_ASSERT_EQUAL(late.pin, -EDEADLK);
     CU_ASSERT_EQUAL(late.attr, -EDEADLK);
     CU_ASSERT_EQUAL(late.close, -EDEADLK);
+    CU_ASSERT_EQUAL(late.freed, 1);
     /* done before fork() returned: one pin left, the others' handles dead */
     CU_ASSERT_EQUAL(gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &count), 0);
     CU_ASSERT_EQUAL(count, 1);
