@@ -71,6 +71,7 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_open_params_init.3 \
 	libgdr/man/gdrx_open.3 \
 	libgdr/man/gdrx_probe.3 \
+	libgdr/man/gdrx_fork_handlers_register.3 \
 	libgdr/man/gdrx_close.3 \
 	libgdr/man/gdrx_pin.3 \
 	libgdr/man/gdrx_unpin.3 \

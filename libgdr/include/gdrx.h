@@ -244,6 +244,20 @@ int gdrx_open(const struct gdrx_open_params *params, gdrx_t *ctx_out);
  */
 int gdrx_probe(const struct gdrx_open_params *params, gdrx_backend_t *backend_out);
 
+/**
+ * Register libgdrx's fork handlers now, rather than at the first gdrx_open
+ * or memory-event subscription.  glibc runs prepare handlers in the reverse
+ * of their registration order, and libgdrx's holds the library's locks
+ * until fork() is done: a library that calls libgdrx while holding a lock
+ * that its own fork handler takes (UCX's registration caches) needs
+ * libgdrx's registered first, so that its handler runs, and its lock is
+ * free, before libgdrx takes its own.  gdrx's UCX plugin calls this when
+ * UCX opens its memory domain, before ucp_init makes UCP's cache.  The
+ * handlers take uncontended locks and change nothing in a process that
+ * never pins.  0, or the error of pthread_atfork.
+ */
+int gdrx_fork_handlers_register(void);
+
 /** Close a context; unmaps and unpins whatever it still holds. */
 int gdrx_close(gdrx_t ctx);
 

@@ -8,8 +8,8 @@
  * SPDX-License-Identifier: MIT
  *
  * The handlers are registered at the first gdrx_open or memory-event
- * subscription, not at load: a process that never uses libgdrx forks
- * exactly as without it.
+ * subscription, or earlier by gdrx_fork_handlers_register, never at load:
+ * a process that never uses libgdrx forks exactly as without it.
  *
  * Prepare takes every process-wide lock of the library in the one lock
  * order (lock_order.h), the backends' through their ops (fork_lock), so
@@ -27,6 +27,7 @@
 #include <pthread.h>
 
 #include "core.h"
+#include "export.h"
 #include "fork_defer.h"
 #include "free_hook.h"
 #include "log.h"
@@ -132,4 +133,9 @@ int gdrx_fork_guard_enable(void)
 {
     pthread_once(&fork_once, fork_register);
     return fork_status;
+}
+
+GDRX_EXPORT int gdrx_fork_handlers_register(void)
+{
+    return gdrx_fork_guard_enable();
 }

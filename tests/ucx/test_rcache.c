@@ -10,9 +10,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ucm/api/ucm.h>
@@ -551,10 +553,32 @@ static void test_fork_purges(void)
 /* A cache of host memory made before gdrx's first use, the way ucp_init
  * makes UCP's own (UCX 1.15+): UCX's fork handler, which purges every
  * cache that asks for it, is then registered before libgdrx's. */
+/* test_fork_while_registering's thread, inside the host cache's mem_reg
+ * (so holding that cache's lock): it waits for the fork to start, then
+ * registers device memory through gdrx. */
+static struct {
+    int          armed;
+    int          in_reg;
+    struct ut_uct *u;
+    CUdeviceptr  d;      /* registered (and cached) before the race */
+    CUdeviceptr  fresh;  /* registered in the race: a miss, a new pin */
+    ucs_status_t status;
+} ut_race;
+
 static ucs_status_t ut_host_reg(void *context, ucs_rcache_t *rcache, void *arg,
                                 ucs_rcache_region_t *region, uint16_t flags)
 {
+    struct ut_reg r;
+
     (void)context; (void)rcache; (void)arg; (void)region; (void)flags;
+    if (__atomic_exchange_n(&ut_race.armed, 0, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&ut_race.in_reg, 1, __ATOMIC_RELEASE);
+        usleep(300 * 1000); /* the fork's prepare handlers are running */
+        ut_race.status = ut_reg(ut_race.u, (void*)ut_race.fresh, 4096, &r);
+        if (ut_race.status == UCS_OK) {
+            ut_dereg(ut_race.u, &r);
+        }
+    }
     return UCS_OK;
 }
 
@@ -618,6 +642,77 @@ static void test_fork_keeps_without_purge(void)
     ut_fork("n", 1);
 }
 
+static void *ut_race_thread(void *arg)
+{
+    static char host[8192];
+    ucs_rcache_region_t *region;
+    ucs_rcache_t *rcache = arg;
+    void *page = (void*)(((uintptr_t)host + 4095) & ~(uintptr_t)4095);
+    ucs_status_t status;
+
+#if UT_UCX_AT_LEAST(1, 17)
+    status = ucs_rcache_get(rcache, page, 4096, UCS_RCACHE_MIN_ALIGNMENT,
+                            PROT_READ | PROT_WRITE, NULL, &region);
+#else
+    status = ucs_rcache_get(rcache, page, 4096, PROT_READ | PROT_WRITE, NULL,
+                            &region);
+#endif
+    if (status == UCS_OK) {
+        ucs_rcache_region_put(rcache, region);
+    }
+    return (void*)(uintptr_t)status;
+}
+
+/* A fork while another thread, inside a UCX cache's registration (holding
+ * its lock), registers GPU memory through gdrx: the order of ucp_init (gdrx's
+ * MD opened, then a cache that purges on fork made, then gdrx first used).
+ * UCX's fork handler waits for that cache's lock; libgdrx's must not hold
+ * its locks meanwhile, or the registering thread waits for them and the fork
+ * for ever.  gdrx's MD registers libgdrx's handlers when it opens, so that
+ * UCX's runs first (gdrx_fork_handlers_register(3)). */
+static void test_fork_while_registering(void)
+{
+    struct ut_uct u;
+    struct ut_reg r;
+    ucs_rcache_t *earlier;
+    pthread_t thread;
+    void *result;
+    int st = 0;
+
+    if ((tc_setup(0) != 0) || !(ut_race.d = tc_alloc(1 << 20)) ||
+        !(ut_race.fresh = tc_alloc(1 << 20))) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
+    earlier = ut_earlier_cache();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(earlier);
+    /* gdrx's first use, after the cache */
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)ut_race.d, 4096, &r), UCS_OK);
+    ut_dereg(&u, &r);
+    ut_race.u      = &u;
+    ut_race.status = UCS_ERR_LAST;
+    ut_race.armed  = 1;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&thread, NULL, ut_race_thread, earlier), 0);
+    while (!__atomic_load_n(&ut_race.in_reg, __ATOMIC_ACQUIRE)) {
+        usleep(1000);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(WIFEXITED(st) && (WEXITSTATUS(st) == 0));
+    CU_ASSERT_EQUAL(pthread_join(thread, &result), 0);
+    CU_ASSERT_EQUAL((ucs_status_t)(uintptr_t)result, UCS_OK);
+    CU_ASSERT_EQUAL(ut_race.status, UCS_OK);
+    ucs_rcache_destroy(earlier);
+    uct_md_close(u.md);
+    tc_free(ut_race.d);
+    tc_free(ut_race.fresh);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_hit_and_miss),
     GDRX_TEST_CASE(test_eviction_limit),
@@ -640,6 +735,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_rcache_flags_no_purge),
     GDRX_TEST_CASE(test_fork_purges),
     GDRX_TEST_CASE(test_fork_purges_after_ucp_cache),
+    GDRX_TEST_CASE(test_fork_while_registering),
     GDRX_TEST_CASE(test_fork_keeps_without_purge),
     GDRX_TEST_END
 };
