@@ -520,8 +520,6 @@ static void ut_fork(const char *purge_on_fork, long pins)
     struct ut_uct u;
     struct ut_reg r;
     CUdeviceptr d;
-    int status;
-    pid_t pid;
 
     setenv("UCX_GDRX_RCACHE_PURGE_ON_FORK", purge_on_fork, 1);
     if ((tc_setup(0) != 0) || !(d = tc_alloc(1 << 20))) {
@@ -530,13 +528,7 @@ static void ut_fork(const char *purge_on_fork, long pins)
     CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 4096, &r), UCS_OK);
     ut_dereg(&u, &r);
-    pid = fork();
-    if (pid == 0) {
-        _exit(0);
-    }
-    CU_ASSERT_FATAL(pid > 0);
-    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
-    CU_ASSERT(WIFEXITED(status) && (WEXITSTATUS(status) == 0));
+    ut_fork_child_exits();
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)d, 4096, &r), UCS_OK);
     ut_dereg(&u, &r);
     ut_close(&u);
@@ -677,7 +669,6 @@ static void test_fork_while_registering(void)
     ucs_rcache_t *earlier;
     pthread_t thread;
     void *result;
-    int st = 0;
 
     if ((tc_setup(0) != 0) || !(ut_race.d = tc_alloc(1 << 20)) ||
         !(ut_race.fresh = tc_alloc(1 << 20))) {
@@ -696,14 +687,7 @@ static void test_fork_while_registering(void)
     while (!__atomic_load_n(&ut_race.in_reg, __ATOMIC_ACQUIRE)) {
         usleep(1000);
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        _exit(0);
-    }
-    CU_ASSERT_FATAL(pid > 0);
-    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
-    CU_ASSERT(WIFEXITED(st) && (WEXITSTATUS(st) == 0));
+    ut_fork_child_exits();
     CU_ASSERT_EQUAL(pthread_join(thread, &result), 0);
     CU_ASSERT_EQUAL((ucs_status_t)(uintptr_t)result, UCS_OK);
     CU_ASSERT_EQUAL(ut_race.status, UCS_OK);

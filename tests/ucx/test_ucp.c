@@ -255,7 +255,6 @@ static void test_fork_after_transfers(void)
     const size_t len = 256 * 1024;
     struct ut_ucp t;
     CUdeviceptr src, dst;
-    int st = 0;
 
     if (tc_setup(0) != 0) {
         return;
@@ -266,14 +265,7 @@ static void test_fork_after_transfers(void)
     CU_ASSERT_FATAL((src != 0) && (dst != 0));
     ut_send_kept(&t, src, dst, len, 41);
     ut_send_kept(&t, src, dst, len, 42);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        _exit(0);
-    }
-    CU_ASSERT_FATAL(pid > 0);
-    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
-    CU_ASSERT(WIFEXITED(st) && (WEXITSTATUS(st) == 0));
+    ut_fork_child_exits();
     ut_send_kept(&t, src, dst, len, 43);
     ut_ucp_close(&t);
     CU_ASSERT(ut_counter(t.stats, "md", "pins") >= 1);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A failed setup step: a failed assertion inside a test case, a message
@@ -314,4 +315,19 @@ int ut_stats_has(const char *stats_file, const char *text)
         fclose(f);
     }
     return found;
+}
+
+void ut_fork_child_exits(void)
+{
+    int st = 0;
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(WIFEXITED(st) && (WEXITSTATUS(st) == 0));
 }

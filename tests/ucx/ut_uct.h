@@ -57,6 +57,10 @@ ucs_status_t ut_reg(struct ut_uct *u, void *addr, size_t len,
                     struct ut_reg *r);
 void ut_dereg(struct ut_uct *u, struct ut_reg *r);
 
+/* fork(): the child exits at once; asserts that it did, with status 0.  A
+ * fork that never returns is a case the harness kills. */
+void ut_fork_child_exits(void);
+
 /* uct_mem_alloc of CUDA memory through gdrx's MD alone. */
 ucs_status_t ut_alloc(struct ut_uct *u, size_t len, uct_allocated_memory_t *mem);
 
