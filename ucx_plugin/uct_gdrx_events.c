@@ -44,9 +44,24 @@ static uct_gdrx_events_counters_t uct_gdrx_events_count;
 uint64_t uct_gdrx_events_graph_launches;
 
 
-static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
+/* A memory-type event to UCM's handlers, as UCX's own CUDA hooks raise it:
+ * inside ucm_event_enter, so that no handler is added or removed meanwhile */
+static void uct_gdrx_events_dispatch(ucm_event_type_t type, uintptr_t address,
+                                     size_t size, ucs_memory_type_t mem_type)
 {
     ucm_event_t ucm_event;
+
+    ucm_event.mem_type.address  = (void*)address;
+    ucm_event.mem_type.size     = size;
+    ucm_event.mem_type.mem_type = mem_type;
+    UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
+    ucm_event_enter();
+    ucm_event_dispatch(type, &ucm_event);
+    ucm_event_leave();
+}
+
+static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
+{
     ucm_event_type_t type;
 
     if (event->type == GDRX_MEM_EVENT_GRAPH_LAUNCH) {
@@ -56,10 +71,6 @@ static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
         return;
     }
 
-    ucm_event.mem_type.address  = (void*)(uintptr_t)event->base;
-    ucm_event.mem_type.size     = event->size;
-    ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_CUDA;
-    UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
     if (event->type == GDRX_MEM_EVENT_ALLOC) {
         type = UCM_EVENT_MEM_TYPE_ALLOC;
         __atomic_fetch_add(&uct_gdrx_events_count.alloc_dispatched, 1,
@@ -70,10 +81,8 @@ static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
                            __ATOMIC_RELAXED);
     }
 
-    /* as UCX's own CUDA hooks dispatch: no handler added or removed meanwhile */
-    ucm_event_enter();
-    ucm_event_dispatch(type, &ucm_event);
-    ucm_event_leave();
+    uct_gdrx_events_dispatch(type, event->base, event->size,
+                             UCS_MEMORY_TYPE_CUDA);
 }
 
 static void uct_gdrx_events_noop(ucm_event_type_t type, ucm_event_t *event,
@@ -145,7 +154,6 @@ static void uct_gdrx_events_mark_existing(void)
     char line[4096 + 256], perms[8], path[4096];
     unsigned long start, end;
     unsigned long marked = 0;
-    ucm_event_t ucm_event;
     int whole = 1, at_start;
     FILE *maps;
 
@@ -171,13 +179,8 @@ static void uct_gdrx_events_mark_existing(void)
              (strncmp(path, "/dev/nvidia", 11) != 0))) {
             continue;
         }
-        ucm_event.mem_type.address  = (void*)start;
-        ucm_event.mem_type.size     = end - start;
-        ucm_event.mem_type.mem_type = UCS_MEMORY_TYPE_UNKNOWN;
-        UCT_GDRX_UCM_MEM_EVENT_ATTRS(&ucm_event);
-        ucm_event_enter();
-        ucm_event_dispatch(UCM_EVENT_MEM_TYPE_ALLOC, &ucm_event);
-        ucm_event_leave();
+        uct_gdrx_events_dispatch(UCM_EVENT_MEM_TYPE_ALLOC, start, end - start,
+                                 UCS_MEMORY_TYPE_UNKNOWN);
         ++marked;
     }
     fclose(maps);

@@ -27,12 +27,12 @@
  *    mapped at that address next).  CUDA freeing the memory is different:
  *    the library revokes the mapping in place, see docs/semantics.md.
  *  - fork(): libgdrx's fork handlers hold its locks while the process is
- *    copied.  A fork handler registered before the first gdrx_open or
- *    subscription runs after libgdrx's and may still call gdrx_unpin and
- *    gdrx_unmap (done once the locks are free, before fork() returns; the
- *    call returns 0 at once, or its argument error) and the copies; any
- *    other call there fails with -EDEADLK.  UCX's registration caches
- *    unpin this way when they purge on fork.
+ *    copied.  A fork handler registered before libgdrx's (before the first
+ *    gdrx_open, subscription or gdrx_fork_handlers_register) runs after it
+ *    and may still call gdrx_unpin and gdrx_unmap (done once the locks are
+ *    free, before fork() returns; the call returns 0 at once, or its
+ *    argument error, or -ECHILD in the child) and the copies; any other
+ *    call there fails with -EDEADLK.
  *
  * Environment: GDRX_BACKEND=gdrdrv|nvrm|dmabuf|auto (overrides
  * GDRX_BACKEND_AUTO; an unknown name makes gdrx_open fail with -EINVAL),

@@ -115,7 +115,7 @@ void gdrx_fork_defer_end(int in_child)
     fork_holder = 0;
     queue = NULL;
     queue_len = queue_cap = 0;
-    for (size_t i = 0; i < n && !in_child; i++) {
+    for (size_t i = 0; !in_child && i < n; i++) {
         int rc = q[i].fn(q[i].ctx, q[i].pin);
         if (rc)
             gdrx_err("a call deferred from a fork handler failed after fork(): %s",

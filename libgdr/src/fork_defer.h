@@ -10,9 +10,10 @@
 #include "gdrx.h"
 
 /* fork.c's prepare handler calls begin once it holds every lock; the
- * parent and child handlers call end once they have released them.  refuse: 0, or -EDEADLK (said) on that thread between the two.
- * defer: 0 elsewhere; on that thread 1, with *rc 0 if fn(ctx, pin) is
- * queued for the parent handler, else the error (ends_pin: fn unpins). */
+ * parent and child handlers call end once they have released them.
+ * refuse: 0, or -EDEADLK (said) on that thread between the two.  defer: 0
+ * elsewhere; on that thread 1, with *rc 0 if fn(ctx, pin) is queued for
+ * the parent handler, else the error (ends_pin: fn unpins). */
 typedef int (*gdrx_deferred_fn)(gdrx_t ctx, gdrx_pin_t pin);
 struct gdrx_deferred {
     gdrx_deferred_fn fn;

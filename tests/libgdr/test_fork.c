@@ -227,6 +227,7 @@ static struct {
     CUdeviceptr a, extra;
     unsigned char byte;
     int freed;
+    int child_armed, child_unpin;
     int unmap, unpin_mapped, unpin_plain, unpin_again, unpin_bad, pin, attr, close, copy;
 } late;
 
@@ -254,6 +255,14 @@ static void late_prepare(void)
     late.freed = 1;
 }
 
+/* its child handler, also registered before libgdrx's, runs before
+ * libgdrx's child handler: an unpin there is refused, not queued */
+static void late_child(void)
+{
+    if (late.child_armed)
+        late.child_unpin = gdrx_unpin(late.g, late.spare);
+}
+
 static void test_handler_after_ours(void)
 {
     uint64_t count = 0;
@@ -263,7 +272,7 @@ static void test_handler_after_ours(void)
         return;
     /* after CUDA's own (the simulated libcuda's runs last, as a real one
      * set up first would), before libgdrx's (its first gdrx_open) */
-    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late_prepare, NULL, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late_prepare, NULL, late_child), 0);
     late.g = tc_open();
     late.a = tc_alloc(256 * KiB);
     late.extra = tc_alloc(64 * KiB);
@@ -274,10 +283,13 @@ static void test_handler_after_ours(void)
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(late.g, late.a + 128 * KiB, 64 * KiB, 0, &late.spare), 0);
     tc_pattern(&late.byte, 1, 3);
     late.armed = 1;
+    late.child_armed = 1;
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0)
-        _exit(gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &count) == -ECHILD ? 0 : 1);
+        _exit(gdrx_get_attr(late.g, GDRX_ATTR_PIN_COUNT, &count) == -ECHILD &&
+              late.child_unpin == -ECHILD ? 0 : 1);
+    late.child_armed = 0;
     CU_ASSERT_FATAL(pid > 0);
     CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
