@@ -10,6 +10,7 @@
 
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -129,6 +130,24 @@ static void run_case_in_child(const struct gdrx_test_case *c, CU_pTest test)
     _exit(after != before ? 1 : 0);
 }
 
+/* Each forked case gets a scratch directory (GDRX_TEST_SCRATCH) that the
+ * parent removes once the case has ended, however it ended: files a case
+ * leaves there (UCX stats dumps, logs) do not pile up in /tmp. */
+static int remove_entry(const char *path, const struct stat *sb, int type,
+                        struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_scratch(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void trampoline(void)
 {
     CU_pSuite suite = CU_get_current_suite();
@@ -144,21 +163,32 @@ static void trampoline(void)
         return;
     }
 
+    char scratch[] = "/tmp/gdrx-case.XXXXXX";
+    int have_scratch = mkdtemp(scratch) != NULL;
+
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         CU_FAIL("fork failed");
+        if (have_scratch)
+            remove_scratch(scratch);
         return;
     }
     if (pid == 0) {
         die_with_parent(parent);
+        if (have_scratch)
+            setenv("GDRX_TEST_SCRATCH", scratch, 1);
+        else
+            unsetenv("GDRX_TEST_SCRATCH");
         run_case_in_child(c, test);
     }
 
     int timed_out;
     unsigned seconds = gdrx_test_timeout();
     int status = wait_case(pid, seconds, &timed_out);
+    if (have_scratch)
+        remove_scratch(scratch);
     if (timed_out) {
         fprintf(stderr, "    TIMED OUT %s/%s: killed after %u s (GDRX_TEST_TIMEOUT)\n",
                 suite->pName, test->pName, seconds);

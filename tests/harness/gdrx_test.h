@@ -8,7 +8,9 @@
  * or debugger runs), is reported as one failed test ("CRASHED" or "TIMED
  * OUT") and the rest of its suite still runs.  Set GDRX_TEST_NOFORK=1 to run
  * cases in-process (for a debugger).  GDRX_TEST_FILTER=substring runs only
- * the cases whose "suite/case" name contains it.
+ * the cases whose "suite/case" name contains it.  A forked case finds in
+ * GDRX_TEST_SCRATCH a directory of its own for files it writes; the harness
+ * removes it when the case ends.
  *
  * A suite binary:
  *

@@ -1,16 +1,20 @@
 /*
  * test_harness.c - the runner itself: a hung case is killed after
  * GDRX_TEST_TIMEOUT seconds and counted as one failed test (even when it
- * blocks SIGALRM), and the cases after it still run.  The hanging cases
- * run in a second copy of this program (gdrx_test_rerun() with
- * GDRX_TEST_HARNESS_INNER=1) whose output and exit status are checked.
+ * blocks SIGALRM), and the cases after it still run; each case's scratch
+ * directory is gone once the case has ended, also when it was killed.  The
+ * cases under test run in a second copy of this program (gdrx_test_rerun()
+ * with GDRX_TEST_HARNESS_INNER=1, or =scratch) whose output and exit status
+ * are checked.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +57,47 @@ static const struct gdrx_test_case inner_cases[] = {
     GDRX_TEST_END,
 };
 
+/* Fills the case's scratch directory (a file and a folder holding one) and
+ * says where it is. */
+static void inner_fill_scratch(void)
+{
+    const char *dir = getenv("GDRX_TEST_SCRATCH");
+    char path[PATH_MAX];
+    FILE *f;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    printf("SCRATCH=%s\n", dir);
+    snprintf(path, sizeof(path), "%s/file", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("left behind\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/sub", dir);
+    CU_ASSERT_FATAL(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/sub/file", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fclose(f);
+    fflush(NULL);
+}
+
+static void inner_scratch_then_pass(void)
+{
+    inner_fill_scratch();
+}
+
+static void inner_scratch_then_killed(void)
+{
+    inner_fill_scratch();
+    raise(SIGKILL);
+}
+
+static const struct gdrx_test_case scratch_cases[] = {
+    GDRX_TEST_CASE(inner_scratch_then_pass),
+    GDRX_TEST_CASE(inner_scratch_then_killed),
+    GDRX_TEST_END,
+};
+
 /* ---- the outer suite ---- */
 
 static void test_timeout_setting(void)
@@ -86,9 +131,37 @@ static void test_hung_cases_fail(void)
         fprintf(stderr, "    inner run said:\n%s\n", r.output);
 }
 
+static void test_scratch_removed(void)
+{
+    static const char *const env[] = { INNER_ENV "=scratch", NULL };
+    static struct gdrx_test_rerun r;
+    const char *at = NULL;
+    char dirs[2][PATH_MAX];
+    struct stat st;
+    int n = 0;
+
+    gdrx_test_rerun(env, NULL, &r);
+    CU_ASSERT_FATAL(r.status >= 0);
+    CU_ASSERT(r.ran == 2 && r.passed == 1 && r.failed == 1);
+    for (at = strstr(r.output, "SCRATCH="); at != NULL && n < 2;
+         at = strstr(at + 1, "SCRATCH=")) {
+        if (sscanf(at, "SCRATCH=%4095s", dirs[n]) == 1)
+            n++;
+    }
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT(strcmp(dirs[0], dirs[1]) != 0);
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT(strncmp(dirs[i], "/tmp/gdrx-case.", 15) == 0);
+        CU_ASSERT(stat(dirs[i], &st) != 0);
+    }
+    if (n != 2 || r.failed != 1)
+        fprintf(stderr, "    inner run said:\n%s\n", r.output);
+}
+
 static const struct gdrx_test_case outer_cases[] = {
     GDRX_TEST_CASE(test_timeout_setting),
     GDRX_TEST_CASE(test_hung_cases_fail),
+    GDRX_TEST_CASE(test_scratch_removed),
     GDRX_TEST_END,
 };
 
@@ -98,6 +171,11 @@ int main(int argc, char **argv)
         { "harness", NULL, NULL, outer_cases }, GDRX_SUITE_END };
     static const struct gdrx_test_suite inner[] = {
         { "inner", NULL, NULL, inner_cases }, GDRX_SUITE_END };
+    static const struct gdrx_test_suite scratch[] = {
+        { "scratch", NULL, NULL, scratch_cases }, GDRX_SUITE_END };
+    const char *which = getenv(INNER_ENV);
 
-    return gdrx_test_main(argc, argv, getenv(INNER_ENV) ? inner : outer);
+    if (which == NULL)
+        return gdrx_test_main(argc, argv, outer);
+    return gdrx_test_main(argc, argv, strcmp(which, "scratch") == 0 ? scratch : inner);
 }

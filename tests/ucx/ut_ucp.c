@@ -20,9 +20,7 @@ ucs_status_t ut_ucp_init(struct ut_ucp *t, const char *tls,
     ucp_config_t *config;
     ucs_status_t status;
 
-    snprintf(t->stats, sizeof(t->stats), "/tmp/gdrx-ucp-stats.%d", (int)getpid());
-    unlink(t->stats);
-    setenv("UCX_GDRX_STATS_DUMP", t->stats, 1);
+    ut_stats_file(t->stats, sizeof(t->stats), "ucp");
     setenv("UCX_TLS", tls, 1);
     if (ut_ucp_memtype_cache != NULL) {
         setenv("UCX_MEMTYPE_CACHE", ut_ucp_memtype_cache, 1);

@@ -115,16 +115,55 @@ static int ut_open_iface(struct ut_uct *u)
     return (uct_ep_create(&ep_params, &u->ep) == UCS_OK) ? 0 : -1;
 }
 
+/* Stats files go to the case's scratch directory, which the harness
+ * removes.  Outside the harness (the benchmark, GDRX_TEST_NOFORK) they go
+ * to /tmp and are removed when the process that named them exits; a forked
+ * child inherits that exit handler but not the files. */
+static pid_t ut_stats_owner;
+
+static void ut_stats_path(char *buf, size_t size, const char *tag, pid_t pid)
+{
+    const char *dir = getenv("GDRX_TEST_SCRATCH");
+
+    snprintf(buf, size, "%s/gdrx-%s-stats.%d",
+             ((dir != NULL) && (*dir != '\0')) ? dir : "/tmp", tag, (int)pid);
+}
+
+static void ut_stats_remove(void)
+{
+    static const char *const tags[] = {"ucx", "ucp"};
+    char path[256];
+    size_t i;
+
+    if (ut_stats_owner != getpid()) {
+        return;
+    }
+    for (i = 0; i < sizeof(tags) / sizeof(tags[0]); ++i) {
+        ut_stats_path(path, sizeof(path), tags[i], ut_stats_owner);
+        unlink(path);
+    }
+}
+
+void ut_stats_file(char *buf, size_t size, const char *tag)
+{
+    static int registered;
+
+    if (!registered) {
+        registered = (atexit(ut_stats_remove) == 0);
+    }
+    ut_stats_owner = getpid();
+    ut_stats_path(buf, size, tag, ut_stats_owner);
+    unlink(buf);
+    setenv("UCX_GDRX_STATS_DUMP", buf, 1);
+}
+
 int ut_open_md(struct ut_uct *u)
 {
     uct_md_config_t *md_config;
     ucs_status_t status;
 
     memset(u, 0, sizeof(*u));
-    snprintf(u->stats, sizeof(u->stats), "/tmp/gdrx-ucx-stats.%d",
-             (int)getpid());
-    unlink(u->stats);
-    setenv("UCX_GDRX_STATS_DUMP", u->stats, 1);
+    ut_stats_file(u->stats, sizeof(u->stats), "ucx");
 
     u->component = ut_find_component();
     UT_REQUIRE(u->component != NULL);
