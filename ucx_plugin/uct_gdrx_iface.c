@@ -382,6 +382,19 @@ UCT_TL_DEFINE_ENTRY(&uct_gdrx_component, gdrx, uct_gdrx_query_devices,
 
 static void uct_gdrx_register(void)
 {
+    int ret;
+
+    /* Before any MD of this process opens: an MD with a registration cache
+     * (IB's, UCX's gdr_copy's, UCP's own from 1.15) registers UCX's fork
+     * handler, whose purge of every cache must run before libgdrx's
+     * prepare handler takes libgdrx's locks, since another thread may
+     * hold a cache's lock inside gdrx (gdrx_fork_handlers_register(3)).
+     * UCX loads every transport module before it opens the first MD. */
+    ret = gdrx_fork_handlers_register();
+    if (ret != 0) {
+        ucs_debug("gdrx: fork handlers not registered early: %s",
+                  gdrx_strerror(ret));
+    }
     uct_component_register(&uct_gdrx_component);
     uct_tl_register(&uct_gdrx_component, &UCT_TL_NAME(gdrx));
 }

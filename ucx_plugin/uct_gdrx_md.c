@@ -352,20 +352,9 @@ static ucs_status_t uct_gdrx_md_open(uct_component_t *component,
     const uct_gdrx_md_config_t *config = ucs_derived_of(uct_config,
                                                         uct_gdrx_md_config_t);
     uct_gdrx_md_t *md;
-    int ret;
 
     if (uct_gdrx_version_check() != UCS_OK) {
         return UCS_ERR_UNSUPPORTED;
-    }
-
-    /* Before ucp_init makes UCP's registration cache, which registers
-     * UCX's fork handler: that handler, which purges the caches while
-     * another thread may hold a cache's lock inside gdrx, must run before
-     * libgdrx's takes libgdrx's locks (gdrx_fork_handlers_register(3)) */
-    ret = gdrx_fork_handlers_register();
-    if (ret != 0) {
-        ucs_debug("gdrx: fork handlers not registered early: %s",
-                  gdrx_strerror(ret));
     }
 
     if ((config->reg_window != UCS_MEMUNITS_INF) &&

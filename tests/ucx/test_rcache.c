@@ -662,11 +662,17 @@ static void *ut_race_thread(void *arg)
  * its locks meanwhile, or the registering thread waits for them and the fork
  * for ever.  gdrx's MD registers libgdrx's handlers when it opens, so that
  * UCX's runs first (gdrx_fork_handlers_register(3)). */
-static void test_fork_while_registering(void)
+/* A thread inside a cache's registration (holding its lock) registers GPU
+ * memory through gdrx while the main thread forks: UCX's purge waits for
+ * that lock, so it must run while libgdrx's locks are free.  md_first:
+ * gdrx's MD opens before the cache is made (UCP's own cache, made after
+ * every MD); else after it (an MD with a cache of its own, IB's or
+ * gdr_copy's, opened before gdrx's). */
+static void ut_fork_while_registering(int md_first)
 {
     struct ut_uct u;
     struct ut_reg r;
-    ucs_rcache_t *earlier;
+    ucs_rcache_t *earlier = NULL;
     pthread_t thread;
     void *result;
 
@@ -674,9 +680,15 @@ static void test_fork_while_registering(void)
         !(ut_race.fresh = tc_alloc(1 << 20))) {
         return;
     }
+    if (!md_first) {
+        earlier = ut_earlier_cache();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(earlier);
+    }
     CU_ASSERT_EQUAL_FATAL(ut_open_md(&u), 0);
-    earlier = ut_earlier_cache();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(earlier);
+    if (md_first) {
+        earlier = ut_earlier_cache();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(earlier);
+    }
     /* gdrx's first use, after the cache */
     CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)ut_race.d, 4096, &r), UCS_OK);
     ut_dereg(&u, &r);
@@ -695,6 +707,18 @@ static void test_fork_while_registering(void)
     uct_md_close(u.md);
     tc_free(ut_race.d);
     tc_free(ut_race.fresh);
+}
+
+static void test_fork_while_registering(void)
+{
+    ut_fork_while_registering(1);
+}
+
+/* libgdrx's handlers are registered when UCX loads the plugin, before any
+ * MD opens: with them registered at gdrx's MD open, this hangs. */
+static void test_fork_while_registering_md_later(void)
+{
+    ut_fork_while_registering(0);
 }
 
 static const struct gdrx_test_case cases[] = {
@@ -720,6 +744,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_fork_purges),
     GDRX_TEST_CASE(test_fork_purges_after_ucp_cache),
     GDRX_TEST_CASE(test_fork_while_registering),
+    GDRX_TEST_CASE(test_fork_while_registering_md_later),
     GDRX_TEST_CASE(test_fork_keeps_without_purge),
     GDRX_TEST_END
 };
