@@ -145,22 +145,19 @@ static void uct_gdrx_events_create_memtype_cache(void)
  * /dev/nvidia* file) of unknown type: UCP then asks the MDs, and gdrx's
  * memory query answers for those buffers.  Host memory there (a malloc
  * arena's reserve made accessible later, pinned host memory) is only
- * looked up the slow way: the MDs find it is host memory.  Once per
- * process (called under uct_gdrx_events_lock): later, every allocation
- * raises its event. */
+ * looked up the slow way: the MDs find it is host memory.  At every start
+ * of the bridge (called under uct_gdrx_events_lock), not once per process:
+ * UCX's cache outlives a UCP context, frees while the bridge ran took their
+ * ranges out of it, and no event announced what was allocated there while
+ * no gdrx MD was open (test_ucp's test_alloc_between_inits). */
 static void uct_gdrx_events_mark_existing(void)
 {
-    static int done;
     char line[4096 + 256], perms[8], path[4096];
     unsigned long start, end;
     unsigned long marked = 0;
     int whole = 1, at_start;
     FILE *maps;
 
-    if (done) {
-        return;
-    }
-    done = 1;
     maps = fopen("/proc/self/maps", "r");
     if (maps == NULL) {
         ucs_debug("gdrx: cannot read /proc/self/maps (%m): buffers allocated "

@@ -306,6 +306,45 @@ static void test_alloc_before_init(void)
     tc_free(dst);
 }
 
+/* Buffers allocated while no gdrx MD was open, between two UCP contexts,
+ * where the first context's buffers were freed: the frees took their
+ * ranges out of UCX's memory-type cache (one per process, it outlives the
+ * context), the bridge's subscription had ended when the new buffers were
+ * made there, and no event announced them. */
+static void test_alloc_between_inits(void)
+{
+    const size_t lens[] = {8, 4000, 256 * 1024};
+    CUdeviceptr src, dst;
+    struct ut_ucp t;
+    size_t i;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    src = tc_alloc(lens[2]);
+    dst = tc_alloc(lens[2]);
+    CU_ASSERT_FATAL((src != 0) && (dst != 0));
+    ut_ucp_open(&t);
+    ut_send_kept(&t, src, dst, lens[2], 59);
+    tc_free(src);
+    tc_free(dst);
+    ut_ucp_close(&t);
+
+    src = tc_alloc(lens[2]);
+    dst = tc_alloc(lens[2]);
+    CU_ASSERT_FATAL((src != 0) && (dst != 0));
+    ut_ucp_open(&t);
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
+        ut_send_kept(&t, src, dst, lens[i], (uint32_t)(71 + i));
+    }
+    ut_ucp_close(&t);
+    if (ut_stats_has(t.stats, "events_source bridged")) {
+        CU_ASSERT(ut_counter(t.stats, "md", "events_existing") >= 2);
+    }
+    tc_free(src);
+    tc_free(dst);
+}
+
 /* The first bytes of libcuda's cuMemFree_v2, where libgdrx's CUDA free
  * hooks patch (libcuda is the simulated one, loaded by the suite). */
 static void ut_free_entry(unsigned char *out, size_t len)
@@ -542,6 +581,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_mem_map_cuda),
     GDRX_TEST_CASE(test_fork_after_transfers),
     GDRX_TEST_CASE(test_alloc_before_init),
+    GDRX_TEST_CASE(test_alloc_between_inits),
     GDRX_TEST_CASE(test_caches_off),
     GDRX_TEST_END
 };
