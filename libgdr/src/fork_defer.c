@@ -84,10 +84,13 @@ int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pi
     } else if (!p || p->ctx != c) {
         *rc = -EINVAL;
     } else {
+        /* as far as the caller knows, a queued unpin ended the pin and a
+         * queued unmap its mapping: either refuses a second unpin or unmap
+         * now (an unpin after an unmap is the usual order) */
         *rc = 0;
         for (size_t i = 0; i < queue_len; i++)
-            if (queue[i].pin.id == pin.id && queue[i].ends_pin)
-                *rc = -EINVAL; /* already unpinned, as far as the caller knows */
+            if (queue[i].pin.id == pin.id && (queue[i].ends_pin || !ends_pin))
+                *rc = -EINVAL;
     }
     if (*rc == 0 && queue_len == queue_cap) {
         size_t cap = queue_cap ? 2 * queue_cap : 16;

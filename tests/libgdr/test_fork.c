@@ -323,11 +323,130 @@ static void test_handler_after_ours(void)
     tc_free(late.a);
 }
 
+/* ---- the same position: what else such a handler may meet ----
+ * Many queued calls (the queue grows), handles of another context or of
+ * none, an unmap after the pin's unpin or a second unmap, and every other
+ * call that would lock.  The queued calls run in the order they were made
+ * and none fails (libgdrx would say so on stderr, captured here, in the
+ * parent or the child). */
+#define LATE2_PINS 40
+static struct {
+    int armed;
+    gdrx_t g, g2;
+    gdrx_pin_t pins[LATE2_PINS], mapped, other;
+    CUdeviceptr a;
+    int unpins_ok, unmap, unmap_again, unpin_mapped, unmap_after_unpin;
+    int other_ctx, no_ctx, query, mem_query, sync, subscribe, open;
+} late2;
+
+static void late2_event(const struct gdrx_mem_event *ev, void *arg)
+{
+    (void)ev;
+    (void)arg;
+}
+
+static void late2_prepare(void)
+{
+    struct gdrx_pin_info info;
+    struct gdrx_mem_info mem;
+    gdrx_mem_sub_t sub;
+    gdrx_t none = { .id = late2.g.id ^ 0x77ull };
+    gdrx_t g;
+
+    if (!late2.armed)
+        return;
+    late2.armed = 0;
+    for (int i = 0; i < LATE2_PINS; i++)
+        late2.unpins_ok += gdrx_unpin(late2.g, late2.pins[i]) == 0;
+    late2.unmap = gdrx_unmap(late2.g, late2.mapped);
+    late2.unmap_again = gdrx_unmap(late2.g, late2.mapped);
+    late2.unpin_mapped = gdrx_unpin(late2.g, late2.mapped);
+    late2.unmap_after_unpin = gdrx_unmap(late2.g, late2.mapped);
+    late2.other_ctx = gdrx_unpin(late2.g2, late2.other);
+    late2.no_ctx = gdrx_unpin(none, late2.other);
+    late2.query = gdrx_pin_query(late2.g, late2.other, &info);
+    late2.mem_query = gdrx_mem_query(late2.a, &mem);
+    late2.sync = gdrx_mem_sync_memops(late2.a);
+    late2.subscribe = gdrx_mem_events_subscribe(GDRX_MEM_EVENT_FREE, late2_event, NULL, &sub);
+    late2.open = gdrx_open(NULL, &g);
+}
+
+static void test_handler_after_ours_more(void)
+{
+    char log[8192] = "";
+    uint64_t count = 0;
+    void *cpu;
+    int st = 0, saved, fd;
+    FILE *f;
+
+    setenv("GDRX_LOG_LEVEL", "1", 1); /* errors: read at libgdrx's first log */
+    if (tc_setup(0))
+        return;
+    CU_ASSERT_EQUAL_FATAL(pthread_atfork(late2_prepare, NULL, NULL), 0);
+    late2.g = tc_open();
+    late2.g2 = tc_open();
+    late2.a = tc_alloc((LATE2_PINS + 2) * 64 * KiB);
+    CU_ASSERT_FATAL(late2.a != 0);
+    for (int i = 0; i < LATE2_PINS; i++)
+        CU_ASSERT_EQUAL_FATAL(gdrx_pin(late2.g, late2.a + i * 64 * KiB, 64 * KiB, 0,
+                                       &late2.pins[i]), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(late2.g, late2.a + LATE2_PINS * 64 * KiB, 64 * KiB, 0,
+                                   &late2.mapped), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_map(late2.g, late2.mapped, &cpu), 0);
+    CU_ASSERT_EQUAL_FATAL(gdrx_pin(late2.g, late2.a + (LATE2_PINS + 1) * 64 * KiB, 64 * KiB,
+                                   0, &late2.other), 0);
+
+    /* libgdrx's error lines, of both processes, into a file */
+    f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fflush(NULL);
+    saved = dup(2);
+    CU_ASSERT_FATAL(saved >= 0 && dup2(fileno(f), 2) == 2);
+    late2.armed = 1;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    fflush(NULL);
+    dup2(saved, 2);
+    close(saved);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fd = fileno(f);
+    CU_ASSERT(pread(fd, log, sizeof(log) - 1, 0) >= 0);
+    fclose(f);
+
+    CU_ASSERT_EQUAL(late2.armed, 0);
+    CU_ASSERT_EQUAL(late2.unpins_ok, LATE2_PINS);
+    CU_ASSERT_EQUAL(late2.unmap, 0);
+    CU_ASSERT_EQUAL(late2.unmap_again, -EINVAL);
+    CU_ASSERT_EQUAL(late2.unpin_mapped, 0);
+    CU_ASSERT_EQUAL(late2.unmap_after_unpin, -EINVAL);
+    CU_ASSERT_EQUAL(late2.other_ctx, -EINVAL);
+    CU_ASSERT_EQUAL(late2.no_ctx, -EBADF);
+    CU_ASSERT_EQUAL(late2.query, -EDEADLK);
+    CU_ASSERT_EQUAL(late2.mem_query, -EDEADLK);
+    CU_ASSERT_EQUAL(late2.sync, -EDEADLK);
+    CU_ASSERT_EQUAL(late2.subscribe, -EDEADLK);
+    CU_ASSERT_EQUAL(late2.open, -EDEADLK);
+    /* every queued call made, in order, none failed */
+    CU_ASSERT_PTR_NULL(strstr(log, "deferred from a fork handler failed"));
+    if (strstr(log, "deferred from a fork handler failed"))
+        fprintf(stderr, "    libgdrx said:\n%s\n", log);
+    CU_ASSERT_EQUAL(gdrx_get_attr(late2.g, GDRX_ATTR_PIN_COUNT, &count), 0);
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_EQUAL(gdrx_unpin(late2.g, late2.other), 0);
+    CU_ASSERT_EQUAL(gdrx_close(late2.g), 0);
+    CU_ASSERT_EQUAL(gdrx_close(late2.g2), 0);
+    tc_free(late2.a);
+}
+
 static const struct gdrx_test_case fork_cases[] = {
     GDRX_TEST_CASE(test_child_gets_echild),
     GDRX_TEST_CASE(test_child_dead_handles),
     GDRX_TEST_CASE(test_fork_during_map),
     GDRX_TEST_CASE(test_handler_after_ours),
+    GDRX_TEST_CASE(test_handler_after_ours_more),
     GDRX_TEST_END,
 };
 
