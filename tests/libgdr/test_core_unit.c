@@ -461,6 +461,34 @@ static void two_pins(void *arg)
     take_two(GDRX_LOCK_PIN, GDRX_LOCK_PIN);
 }
 
+/* A lock that is only ever taken under another (the hooks' entry patcher
+ * under CUDA_HOOKS): expected, it passes when this thread holds that one,
+ * also as owned during fork (a fork handler after libgdrx's that makes a
+ * CUDA call whose hooks libgdrx adopts there), and aborts otherwise. */
+static void expect_under_held(void *arg)
+{
+    (void)arg;
+    gdrx_mutex_lock(&order_a, GDRX_LOCK_CUDA_HOOKS);
+    gdrx_lock_order_expect(GDRX_LOCK_CUDA_HOOKS, "test");
+    gdrx_mutex_unlock(&order_a, GDRX_LOCK_CUDA_HOOKS);
+}
+
+static void expect_under_owned(void *arg)
+{
+    (void)arg;
+    gdrx_mutex_lock(&order_a, GDRX_LOCK_CUDA_HOOKS);
+    gdrx_lock_order_fork_own();
+    gdrx_lock_order_expect(GDRX_LOCK_CUDA_HOOKS, "test");
+    gdrx_lock_order_fork_disown();
+    gdrx_mutex_unlock(&order_a, GDRX_LOCK_CUDA_HOOKS);
+}
+
+static void expect_without(void *arg)
+{
+    (void)arg;
+    gdrx_lock_order_expect(GDRX_LOCK_CUDA_HOOKS, "test");
+}
+
 /* gdrx_range_within (range.h), every containment check of libgdrx and
  * the UCX plugin: the edges, then random ranges against 128-bit sums. */
 static void test_range_within(void)
@@ -511,6 +539,9 @@ static void test_lock_order_checked(void)
     CU_ASSERT_EQUAL(gdrx_test_signal_of(in_order, NULL), 0);
     CU_ASSERT_EQUAL(gdrx_test_signal_of(backend_then_map, NULL), SIGABRT);
     CU_ASSERT_EQUAL(gdrx_test_signal_of(two_pins, NULL), SIGABRT);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(expect_under_held, NULL), 0);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(expect_under_owned, NULL), 0);
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(expect_without, NULL), SIGABRT);
 }
 
 static const struct gdrx_test_case cases[] = {
