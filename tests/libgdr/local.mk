@@ -116,13 +116,20 @@ tests_libgdr_test_core_unit_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_core_unit_LDADD    = $(GDRX_TEST_LIBS) $(DL_LIBS) -lpthread
 GDRX_THREAD_SUITES += tests/libgdr/test_core_unit
 
-check_PROGRAMS += tests/libgdr/test_fork
-GDRX_SUITES    += tests/libgdr/test_fork
+check_PROGRAMS += tests/libgdr/test_fork tests/libgdr/test_fork_nvrm
+GDRX_SUITES    += tests/libgdr/test_fork tests/libgdr/test_fork_nvrm
 tests_libgdr_test_fork_SOURCES  = tests/libgdr/test_fork.c
 tests_libgdr_test_fork_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_fork_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
 # -rdynamic: its madvise (a fork in the middle of a map) is the one libgdrx calls.
 tests_libgdr_test_fork_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
+tests_libgdr_test_fork_nvrm_SOURCES  = tests/libgdr/test_fork.c \
+	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
+tests_libgdr_test_fork_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_NVRM \
+	-I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu
+tests_libgdr_test_fork_nvrm_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+tests_libgdr_test_fork_nvrm_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
+EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
 # fork() while threads pin, map, copy and unpin (1,000 forks per case), on
 # the default backend and on nvrm under the RM-ioctl emulator; threaded, so

@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "tcuda.h"
+#ifdef FORK_NVRM
+#  include "nvrm_reexec.h"
+#endif
 
 #define KiB 1024u
 
@@ -450,14 +453,24 @@ static const struct gdrx_test_case fork_cases[] = {
     GDRX_TEST_END,
 };
 
+/* FORK_NVRM: the same cases on nvrm, under the RM-ioctl emulator, where
+ * libgdrx's ioctl trace runs inside every CUDA call, the hooked frees in
+ * the handlers after libgdrx's included: it must take none of the locks
+ * the forking thread holds there. */
+#ifdef FORK_NVRM
+#  define SUITE  "fork_nvrm"
+#  define BEFORE nvt_use_nvrm
+#else
+#  define SUITE  "fork"
+#  define BEFORE NULL
+#endif
+
 static const struct gdrx_test_suite suites[] = {
-    { "fork", NULL, NULL, fork_cases },
+    { SUITE, NULL, NULL, fork_cases },
     GDRX_SUITE_END,
 };
 
 int main(int argc, char **argv)
 {
-    tc_default_backend();
-    tc_load();
-    return gdrx_test_main(argc, argv, suites);
+    return tc_main(argc, argv, suites, BEFORE);
 }
