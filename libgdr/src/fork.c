@@ -8,8 +8,10 @@
  * SPDX-License-Identifier: MIT
  *
  * The handlers are registered at the first gdrx_open or memory-event
- * subscription, or earlier by gdrx_fork_handlers_register, never at load:
- * a process that never uses libgdrx forks exactly as without it.
+ * subscription, or earlier by gdrx_fork_handlers_register (gdrx's UCX
+ * plugin calls it when UCX loads the plugin), never at libgdrx's load.
+ * Until libgdrx is used they take locks no other thread holds and change
+ * nothing: a process that never uses libgdrx forks as without it.
  *
  * Prepare takes every process-wide lock of the library in the one lock
  * order (lock_order.h), the backends' through their ops (fork_lock), so
