@@ -275,6 +275,26 @@ static void test_fork_after_transfers(void)
     tc_free(dst);
 }
 
+/* In a new UCP context, messages of 8 B, 4000 B and len between device
+ * buffers whose allocation gdrx's bridge never saw: where the bridge runs,
+ * it has marked the existing mappings. */
+static void ut_send_preallocated(CUdeviceptr src, CUdeviceptr dst, size_t len,
+                                 uint32_t seed)
+{
+    const size_t lens[] = {8, 4000, len};
+    struct ut_ucp t;
+    size_t i;
+
+    ut_ucp_open(&t);
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
+        ut_send_kept(&t, src, dst, lens[i], seed + (uint32_t)i);
+    }
+    ut_ucp_close(&t);
+    if (ut_stats_has(t.stats, "events_source bridged")) {
+        CU_ASSERT(ut_counter(t.stats, "md", "events_existing") >= 2);
+    }
+}
+
 /* Device memory allocated before ucp_init (before gdrx's MD first set up
  * its events) and sent with UCX's memory-type cache on (its default): UCP
  * takes a cache miss for host memory, so gdrx marks what may be device
@@ -283,25 +303,16 @@ static void test_fork_after_transfers(void)
  * simulated GPU's inaccessible memory). */
 static void test_alloc_before_init(void)
 {
-    const size_t lens[] = {8, 4000, 256 * 1024};
-    struct ut_ucp t;
+    const size_t len = 256 * 1024;
     CUdeviceptr src, dst;
-    size_t i;
 
     if (tc_setup(0) != 0) {
         return;
     }
-    src = tc_alloc(lens[2]);
-    dst = tc_alloc(lens[2]);
+    src = tc_alloc(len);
+    dst = tc_alloc(len);
     CU_ASSERT_FATAL((src != 0) && (dst != 0));
-    ut_ucp_open(&t);
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
-        ut_send_kept(&t, src, dst, lens[i], (uint32_t)(61 + i));
-    }
-    ut_ucp_close(&t);
-    if (ut_stats_has(t.stats, "events_source bridged")) {
-        CU_ASSERT(ut_counter(t.stats, "md", "events_existing") >= 2);
-    }
+    ut_send_preallocated(src, dst, len, 61);
     tc_free(src);
     tc_free(dst);
 }
@@ -313,34 +324,26 @@ static void test_alloc_before_init(void)
  * made there, and no event announced them. */
 static void test_alloc_between_inits(void)
 {
-    const size_t lens[] = {8, 4000, 256 * 1024};
+    const size_t len = 256 * 1024;
     CUdeviceptr src, dst;
     struct ut_ucp t;
-    size_t i;
 
     if (tc_setup(0) != 0) {
         return;
     }
-    src = tc_alloc(lens[2]);
-    dst = tc_alloc(lens[2]);
+    src = tc_alloc(len);
+    dst = tc_alloc(len);
     CU_ASSERT_FATAL((src != 0) && (dst != 0));
     ut_ucp_open(&t);
-    ut_send_kept(&t, src, dst, lens[2], 59);
+    ut_send_kept(&t, src, dst, len, 59);
     tc_free(src);
     tc_free(dst);
     ut_ucp_close(&t);
 
-    src = tc_alloc(lens[2]);
-    dst = tc_alloc(lens[2]);
+    src = tc_alloc(len);
+    dst = tc_alloc(len);
     CU_ASSERT_FATAL((src != 0) && (dst != 0));
-    ut_ucp_open(&t);
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i) {
-        ut_send_kept(&t, src, dst, lens[i], (uint32_t)(71 + i));
-    }
-    ut_ucp_close(&t);
-    if (ut_stats_has(t.stats, "events_source bridged")) {
-        CU_ASSERT(ut_counter(t.stats, "md", "events_existing") >= 2);
-    }
+    ut_send_preallocated(src, dst, len, 71);
     tc_free(src);
     tc_free(dst);
 }
