@@ -38,6 +38,7 @@
 static pthread_mutex_t uct_gdrx_events_lock = PTHREAD_MUTEX_INITIALIZER;
 static uct_gdrx_events_state_t uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
 static unsigned uct_gdrx_events_refcount;
+static int uct_gdrx_events_kept; /* the subscription stays: see _keep */
 static gdrx_mem_sub_t uct_gdrx_events_sub;
 static uct_gdrx_events_counters_t uct_gdrx_events_count;
 
@@ -145,11 +146,9 @@ static void uct_gdrx_events_create_memtype_cache(void)
  * /dev/nvidia* file) of unknown type: UCP then asks the MDs, and gdrx's
  * memory query answers for those buffers.  Host memory there (a malloc
  * arena's reserve made accessible later, pinned host memory) is only
- * looked up the slow way: the MDs find it is host memory.  At every start
- * of the bridge (called under uct_gdrx_events_lock), not once per process:
- * UCX's cache outlives a UCP context, frees while the bridge ran took their
- * ranges out of it, and no event announced what was allocated there while
- * no gdrx MD was open (test_ucp's test_alloc_between_inits). */
+ * looked up the slow way: the MDs find it is host memory.  At each start
+ * of the bridge (under uct_gdrx_events_lock): once an MD has served with
+ * it, the bridge stays and every later allocation raises its event. */
 static void uct_gdrx_events_mark_existing(void)
 {
     char line[4096 + 256], perms[8], path[4096];
@@ -222,7 +221,8 @@ uct_gdrx_events_state_t uct_gdrx_events_get(void)
     uct_gdrx_events_state_t state;
 
     pthread_mutex_lock(&uct_gdrx_events_lock);
-    if (uct_gdrx_events_refcount++ == 0) {
+    if ((uct_gdrx_events_refcount++ == 0) &&
+        !uct_gdrx_events_state_hears_frees(uct_gdrx_events_state)) {
         uct_gdrx_events_state = uct_gdrx_events_start();
         ucs_debug("gdrx: CUDA memory events: %s",
                   uct_gdrx_events_state_name(uct_gdrx_events_state));
@@ -232,20 +232,35 @@ uct_gdrx_events_state_t uct_gdrx_events_get(void)
     return state;
 }
 
+/* Once an MD has served with the bridge (uct_gdrx_events_keep), the
+ * subscription stays when the last MD lets go: UCX's memory-type cache and
+ * UCP's registration caches belong to the process and outlive a UCP
+ * context, and what CUDA allocated or freed while no gdrx MD was open would
+ * otherwise reach them by no event (an allocation there passed for host
+ * memory in the next context: test_ucp's test_alloc_between_inits).  An MD
+ * that stepped aside keeps nothing running. */
+void uct_gdrx_events_keep(void)
+{
+    pthread_mutex_lock(&uct_gdrx_events_lock);
+    if (uct_gdrx_events_state_hears_frees(uct_gdrx_events_state)) {
+        uct_gdrx_events_kept = 1;
+    }
+    pthread_mutex_unlock(&uct_gdrx_events_lock);
+}
+
 void uct_gdrx_events_put(void)
 {
     int ret;
 
     pthread_mutex_lock(&uct_gdrx_events_lock);
-    if ((--uct_gdrx_events_refcount == 0) &&
-        uct_gdrx_events_state_hears_frees(uct_gdrx_events_state)) {
-        ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
-        if (ret != 0) {
-            ucs_warn("gdrx: ending the CUDA event subscription failed: %s",
-                     gdrx_strerror(ret));
+    if ((--uct_gdrx_events_refcount == 0) && !uct_gdrx_events_kept) {
+        if (uct_gdrx_events_state_hears_frees(uct_gdrx_events_state)) {
+            ret = gdrx_mem_events_unsubscribe(uct_gdrx_events_sub);
+            if (ret != 0) {
+                ucs_warn("gdrx: ending the CUDA event subscription failed: "
+                         "%s", gdrx_strerror(ret));
+            }
         }
-    }
-    if (uct_gdrx_events_refcount == 0) {
         uct_gdrx_events_state = UCT_GDRX_EVENTS_OFF;
     }
     pthread_mutex_unlock(&uct_gdrx_events_lock);

@@ -12,7 +12,7 @@
 
 /* Who tells UCX about CUDA frees (one answer per process). */
 typedef enum uct_gdrx_events_state {
-    UCT_GDRX_EVENTS_OFF         = 0, /**< no MD wants events */
+    UCT_GDRX_EVENTS_OFF         = 0, /**< not started */
     UCT_GDRX_EVENTS_BRIDGED     = 1, /**< gdrx dispatches UCM events */
     UCT_GDRX_EVENTS_UCX_HOOKS   = 2, /**< UCX's libucm_cuda raises the
                                           allocations, both raise frees */
@@ -35,12 +35,17 @@ typedef struct uct_gdrx_events_counters {
 } uct_gdrx_events_counters_t;
 
 
-/* Take a reference on the bridge (subscribing on the first); returns the
- * state, UCT_GDRX_EVENTS_UCX_HOOKS or _BRIDGED meaning that every rcache
- * hears of frees. */
+/* Take a reference on the bridge (subscribing on the first, unless a kept
+ * subscription runs); returns the state,
+ * UCT_GDRX_EVENTS_UCX_HOOKS or _BRIDGED meaning that every rcache hears of
+ * frees. */
 uct_gdrx_events_state_t uct_gdrx_events_get(void);
 
-/* Drop the reference (unsubscribing on the last). */
+/* An MD set up with the bridge: from now on the subscription stays for the
+ * life of the process (uct_gdrx_events.c says why). */
+void uct_gdrx_events_keep(void);
+
+/* Drop the reference (unsubscribing on the last, unless kept). */
 void uct_gdrx_events_put(void);
 
 void uct_gdrx_events_counters(uct_gdrx_events_counters_t *counters);

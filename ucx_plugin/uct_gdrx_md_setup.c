@@ -117,6 +117,9 @@ static ucs_status_t uct_gdrx_md_setup(uct_gdrx_md_t *md, char *why,
                       ucs_status_string(status));
         }
     }
+    if (uct_gdrx_events_state_hears_frees(md->events_state)) {
+        uct_gdrx_events_keep();
+    }
     ucs_debug("gdrx: md %p set up (events %s, %s)", md,
               uct_gdrx_events_state_name(md->events_state),
               (md->rcache != NULL) ? "rcache" : "no rcache");

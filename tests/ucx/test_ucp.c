@@ -320,13 +320,15 @@ static void test_alloc_before_init(void)
 /* Buffers allocated while no gdrx MD was open, between two UCP contexts,
  * where the first context's buffers were freed: the frees took their
  * ranges out of UCX's memory-type cache (one per process, it outlives the
- * context), the bridge's subscription had ended when the new buffers were
- * made there, and no event announced them. */
+ * context).  gdrx's bridge, kept once an MD served with it, announces the
+ * new ones; a bridge that ended with the first context left them to pass
+ * for host memory (a segfault here). */
 static void test_alloc_between_inits(void)
 {
     const size_t len = 256 * 1024;
-    CUdeviceptr src, dst;
+    CUdeviceptr src, dst, old_src, old_dst;
     struct ut_ucp t;
+    int bridged;
 
     if (tc_setup(0) != 0) {
         return;
@@ -339,11 +341,21 @@ static void test_alloc_between_inits(void)
     tc_free(src);
     tc_free(dst);
     ut_ucp_close(&t);
+    bridged = ut_stats_has(t.stats, "events_source bridged");
 
-    src = tc_alloc(len);
-    dst = tc_alloc(len);
+    old_src = src;
+    old_dst = dst;
+    src     = tc_alloc(len);
+    dst     = tc_alloc(len);
     CU_ASSERT_FATAL((src != 0) && (dst != 0));
+    /* the case is about reused ranges: the simulated GPU reuses them */
+    CU_ASSERT((src == old_src) || (src == old_dst) || (dst == old_src) ||
+              (dst == old_dst));
     ut_send_preallocated(src, dst, len, 71);
+    if (bridged) {
+        /* the two allocations made between the contexts */
+        CU_ASSERT(ut_counter(t.stats, "md", "events_alloc") >= 2);
+    }
     tc_free(src);
     tc_free(dst);
 }
