@@ -7,13 +7,15 @@
  * keeps them until the parent or child handler.  glibc runs the prepare
  * handlers in the reverse of their registration order, so every handler
  * registered before libgdrx's (before the first gdrx_open or subscription)
- * runs after it, on the same thread, with those locks held.  UCX's is one:
- * its registration caches purge on fork (UCX_RCACHE_PURGE_ON_FORK, on by
- * default from 1.16), and ucp_init makes UCP's cache, registering UCX's
- * handler, before gdrx's plugin first opens libgdrx.  The purge deregisters
- * every cached registration no one holds: gdrx's unpins, on a thread that
- * already holds the locks an unpin takes.  Without this file that fork()
- * never returns.
+ * runs after it, on the same thread, with those locks held.  UCX's can be
+ * one: its registration caches purge on fork (UCX_RCACHE_PURGE_ON_FORK, on
+ * by default from 1.16), and its handler is registered with the first such
+ * cache.  gdrx's plugin registers libgdrx's handlers when UCX loads it,
+ * before UCX makes its caches; a purging cache made before that (or a
+ * program's own handler registered before its first gdrx_open) runs after
+ * libgdrx's prepare handler.  The purge deregisters every cached
+ * registration no one holds: gdrx's unpins, on a thread that already holds
+ * the locks an unpin takes.
  *
  * So, on that thread, from the end of libgdrx's prepare handler to its
  * parent or child handler (the prepare handlers registered before it, and
@@ -84,9 +86,9 @@ int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pi
     } else if (!p || p->ctx != c) {
         *rc = -EINVAL;
     } else {
-        /* as far as the caller knows, a queued unpin ended the pin and a
-         * queued unmap its mapping: either refuses a second unpin or unmap
-         * now (an unpin after an unmap is the usual order) */
+        /* as far as the caller knows, a queued unpin ended the pin (any
+         * later call on it is refused) and a queued unmap its mapping (a
+         * second unmap is refused; an unpin after it is the usual order) */
         *rc = 0;
         for (size_t i = 0; i < queue_len; i++)
             if (queue[i].pin.id == pin.id && (queue[i].ends_pin || !ends_pin))

@@ -63,6 +63,23 @@ tests_ucx_test_rcache_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_rcache_LDFLAGS  = $(GDRX_UCX_TEST_LINK) -Wl,--export-dynamic
 EXTRA_tests_ucx_test_rcache_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+# Forks: libgdrx's handlers registered when UCX loads the plugin, and
+# again with a purging UCX cache made before that (fork_defer.c's case).
+check_PROGRAMS += tests/ucx/test_rcache_fork tests/ucx/test_rcache_fork_cache_first
+GDRX_SUITES    += tests/ucx/test_rcache_fork tests/ucx/test_rcache_fork_cache_first
+tests_ucx_test_rcache_fork_SOURCES  = tests/ucx/test_rcache_fork.c
+tests_ucx_test_rcache_fork_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_rcache_fork_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_rcache_fork_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_rcache_fork_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_rcache_fork_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+tests_ucx_test_rcache_fork_cache_first_SOURCES  = tests/ucx/test_rcache_fork.c
+tests_ucx_test_rcache_fork_cache_first_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DUT_CACHE_FIRST
+tests_ucx_test_rcache_fork_cache_first_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_rcache_fork_cache_first_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_rcache_fork_cache_first_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_rcache_fork_cache_first_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 # The same cases next to a CUDA-enabled UCX (its own CUDA hooks on): the
 # program runs itself again with that UCX's libraries first.
 check_PROGRAMS += tests/ucx/test_rcache_ucx_hooks

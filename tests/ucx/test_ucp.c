@@ -244,12 +244,13 @@ static void ut_send_kept(struct ut_ucp *t, CUdeviceptr src, CUdeviceptr dst,
 }
 
 /* A fork after GPU messages whose registrations are cached and no longer
- * held: from UCX 1.15 ucp_init's registration cache purges on fork, in a
- * handler that runs after libgdrx's, and UCX's purge of gdrx's own cache
- * unpins through gdrx there (docs/semantics.md, "Fork handlers that call
- * libgdrx").  fork() returns, the child exits, the parent goes on sending,
- * and every pin is released in the end: a hang is a case the harness
- * kills. */
+ * held: from UCX 1.15 ucp_init's registration cache purges on fork, and
+ * UCX's purge of gdrx's own cache unpins through gdrx (docs/semantics.md,
+ * "Fork handlers that call libgdrx"; before the plugin registered
+ * libgdrx's handlers at its load, that purge ran after libgdrx's prepare
+ * handler and hung on UCX 1.16).  fork() returns, the child exits, the
+ * parent goes on sending, and every pin is released in the end: a hang is
+ * a case the harness kills. */
 static void test_fork_after_transfers(void)
 {
     const size_t len = 256 * 1024;
@@ -390,9 +391,7 @@ static void ut_side_effects(const char *tls, int expect_hooks)
         return;
     }
     /* the counters gdrx's MD writes when closed: proof it was opened */
-    snprintf(stats, sizeof(stats), "/tmp/gdrx-ucp-side.%d", (int)getpid());
-    unlink(stats);
-    setenv("UCX_GDRX_STATS_DUMP", stats, 1);
+    ut_stats_file(stats, sizeof(stats), "side");
     ut_free_entry(before, sizeof(before));
     setenv("UCX_TLS", tls, 1);
     params.field_mask = UCP_PARAM_FIELD_FEATURES;

@@ -49,11 +49,11 @@ int ut_suite_init(void);
  * the current test case (a message outside one). */
 int ut_open(struct ut_uct *u);
 /* The MD alone (nothing set up in it yet), same conventions. */
-/* Names this process's UCX_GDRX_STATS_DUMP file (gdrx-TAG-stats.PID, TAG
- * "ucx" or "ucp", in the case's scratch directory, else in /tmp and removed
- * when the process exits) in buf and sets the variable. */
-void ut_stats_file(char *buf, size_t size, const char *tag);
 int ut_open_md(struct ut_uct *u);
+/* Names this process's UCX_GDRX_STATS_DUMP file (gdrx-TAG-stats.PID, in
+ * the case's scratch directory, else in /tmp and removed when the process
+ * exits if TAG is "ucx" or "ucp") in buf and sets the variable. */
+void ut_stats_file(char *buf, size_t size, const char *tag);
 /* Close everything; the counters are in u->stats afterwards. */
 void ut_close(struct ut_uct *u);
 
