@@ -237,7 +237,8 @@ uct_gdrx_events_state_t uct_gdrx_events_get(void)
  * UCP's registration caches belong to the process and outlive a UCP
  * context, and what CUDA allocated or freed while no gdrx MD was open would
  * otherwise reach them by no event (an allocation there passed for host
- * memory in the next context: test_ucp's test_alloc_between_inits).  An MD
+ * memory in the next context: test_ucp_lifetime's
+ * test_alloc_between_inits).  An MD
  * that stepped aside keeps nothing running. */
 void uct_gdrx_events_keep(void)
 {

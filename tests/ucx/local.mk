@@ -109,6 +109,15 @@ tests_ucx_test_ucp_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_ucp_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_ucp_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+check_PROGRAMS += tests/ucx/test_ucp_lifetime
+GDRX_SUITES    += tests/ucx/test_ucp_lifetime
+tests_ucx_test_ucp_lifetime_SOURCES  = tests/ucx/test_ucp_lifetime.c
+tests_ucx_test_ucp_lifetime_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_ucp_lifetime_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ucp_lifetime_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_ucp_lifetime_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_ucp_lifetime_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 # gdrx that cannot serve (backend forced to one that does not open, CUDA
 # failing at first use) steps aside.
 check_PROGRAMS += tests/ucx/test_ucp_aside

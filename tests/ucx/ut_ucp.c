@@ -162,3 +162,17 @@ long ut_gdrx_bytes(const char *stats)
     }
     return total;
 }
+
+void ut_send_kept(struct ut_ucp *t, CUdeviceptr src, CUdeviceptr dst,
+                  size_t len, uint32_t seed)
+{
+    ucp_request_param_t param = {0};
+    void *rreq;
+
+    tc_fill(src, len, seed);
+    rreq = ucp_tag_recv_nbx(t->worker, (void*)dst, len, 9, (ucp_tag_t)-1,
+                            &param);
+    ut_wait(t, ucp_tag_send_nbx(t->ep, (void*)src, len, 9, &param));
+    ut_wait(t, rreq);
+    CU_ASSERT(tc_check(dst, len, seed));
+}

@@ -47,6 +47,12 @@ void ut_ucp_close(struct ut_ucp *t);
 void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
                  size_t len, uint32_t seed);
 
+/* One tagged message from src to dst, both device memory that stays
+ * allocated (so the registrations the rendezvous made stay cached),
+ * seeded pattern, checked at the receiver. */
+void ut_send_kept(struct ut_ucp *t, CUdeviceptr src, CUdeviceptr dst,
+                  size_t len, uint32_t seed);
+
 /* Bytes gdrx moved (every operation and direction) in a counter dump. */
 long ut_gdrx_bytes(const char *stats);
 
