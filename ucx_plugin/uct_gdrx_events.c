@@ -238,8 +238,8 @@ uct_gdrx_events_state_t uct_gdrx_events_get(void)
  * context, and what CUDA allocated or freed while no gdrx MD was open would
  * otherwise reach them by no event (an allocation there passed for host
  * memory in the next context: test_ucp_lifetime's
- * test_alloc_between_inits).  An MD
- * that stepped aside keeps nothing running. */
+ * test_alloc_between_inits).  An MD that stepped aside keeps nothing
+ * running. */
 void uct_gdrx_events_keep(void)
 {
     pthread_mutex_lock(&uct_gdrx_events_lock);
