@@ -263,8 +263,15 @@ static int ut_suite_init_cache_first(void)
     return ut_suite_init();
 }
 
+static int ut_suite_cleanup_cache_first(void)
+{
+    ucs_rcache_destroy(ut_first_cache);
+    return 0;
+}
+
 static const struct gdrx_test_suite suites[] = {
-    { "ucx_rcache_fork/cache-first", ut_suite_init_cache_first, NULL, cases },
+    { "ucx_rcache_fork/cache-first", ut_suite_init_cache_first,
+      ut_suite_cleanup_cache_first, cases },
     GDRX_SUITE_END
 };
 #else
