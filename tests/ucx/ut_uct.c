@@ -119,42 +119,54 @@ static int ut_open_iface(struct ut_uct *u)
  * removes.  Outside the harness (the benchmark, GDRX_TEST_NOFORK) they go
  * to /tmp and are removed when the process that named them exits; a forked
  * child inherits that exit handler but not the files. */
-static pid_t ut_stats_owner;
-
-static void ut_stats_path(char *buf, size_t size, const char *tag, pid_t pid)
-{
-    const char *dir = getenv("GDRX_TEST_SCRATCH");
-
-    snprintf(buf, size, "%s/gdrx-%s-stats.%d",
-             ((dir != NULL) && (*dir != '\0')) ? dir : "/tmp", tag, (int)pid);
-}
+#define UT_STATS_TAGS 4
+static struct {
+    pid_t owner;
+    char  paths[UT_STATS_TAGS][256]; /* one per tag named */
+} ut_stats_named;
 
 static void ut_stats_remove(void)
 {
-    static const char *const tags[] = {"ucx", "ucp"};
-    char path[256];
     size_t i;
 
-    if (ut_stats_owner != getpid()) {
+    if (ut_stats_named.owner != getpid()) {
         return;
     }
-    for (i = 0; i < sizeof(tags) / sizeof(tags[0]); ++i) {
-        ut_stats_path(path, sizeof(path), tags[i], ut_stats_owner);
-        unlink(path);
+    for (i = 0; (i < UT_STATS_TAGS) && (ut_stats_named.paths[i][0] != '\0');
+         ++i) {
+        unlink(ut_stats_named.paths[i]);
     }
 }
 
 void ut_stats_file(char *buf, size_t size, const char *tag)
 {
+    const char *dir = getenv("GDRX_TEST_SCRATCH");
     static int registered;
+    size_t i;
 
+    snprintf(buf, size, "%s/gdrx-%s-stats.%d",
+             ((dir != NULL) && (*dir != '\0')) ? dir : "/tmp", tag,
+             (int)getpid());
+    unlink(buf);
+    setenv("UCX_GDRX_STATS_DUMP", buf, 1);
+    if ((dir != NULL) && (*dir != '\0')) {
+        return; /* the harness removes the directory */
+    }
+    if (ut_stats_named.owner != getpid()) {
+        memset(&ut_stats_named, 0, sizeof(ut_stats_named));
+        ut_stats_named.owner = getpid();
+    }
+    for (i = 0; i < UT_STATS_TAGS; ++i) {
+        if ((ut_stats_named.paths[i][0] == '\0') ||
+            (strcmp(ut_stats_named.paths[i], buf) == 0)) {
+            snprintf(ut_stats_named.paths[i], sizeof(ut_stats_named.paths[i]),
+                     "%s", buf);
+            break;
+        }
+    }
     if (!registered) {
         registered = (atexit(ut_stats_remove) == 0);
     }
-    ut_stats_owner = getpid();
-    ut_stats_path(buf, size, tag, ut_stats_owner);
-    unlink(buf);
-    setenv("UCX_GDRX_STATS_DUMP", buf, 1);
 }
 
 int ut_open_md(struct ut_uct *u)

@@ -52,7 +52,7 @@ int ut_open(struct ut_uct *u);
 int ut_open_md(struct ut_uct *u);
 /* Names this process's UCX_GDRX_STATS_DUMP file (gdrx-TAG-stats.PID, in
  * the case's scratch directory, else in /tmp and removed when the process
- * exits if TAG is "ucx" or "ucp") in buf and sets the variable. */
+ * exits) in buf and sets the variable. */
 void ut_stats_file(char *buf, size_t size, const char *tag);
 /* Close everything; the counters are in u->stats afterwards. */
 void ut_close(struct ut_uct *u);
