@@ -2,6 +2,12 @@
 # config/ucx-cuda-debian.sh - build the distribution's own UCX source package
 # (same version as the installed libucx0) with CUDA support into PREFIX, so
 # tests can run UCX's cuda transports and libucm_cuda hooks next to gdrx.
+# Its gdr_copy transport is built too, against gdrx's gdrapi.h and a link
+# stub of libgdrapi.so.2 that stays in WORKDIR: at run time the tests put
+# gdrx's own libgdrapi.so.2 on the library path, so UCX's gdr_copy runs over
+# gdrx as it does where a site installs gdrx's libgdrapi (docs/compat.md);
+# without it on the path the gdr_copy module does not load and UCX runs
+# without that transport.
 #
 #   usage: config/ucx-cuda-debian.sh PREFIX [WORKDIR]
 #   env:   CUDA_HOME (default /usr/local/cuda), JOBS (make -j, default 2)
@@ -31,7 +37,9 @@ upstream=${upstream#*:}
 command -v ucx_info >/dev/null || die "ucx_info not found (install ucx-utils)"
 
 stamp=$prefix/.ucx-cuda-debian
-want="ucx $ver cuda $(readlink -f "$cuda")"
+gdrapi_h=$(cd "$(dirname "$0")/.." && pwd)/libgdr/gdrapi/gdrapi.h
+[ -f "$gdrapi_h" ] || die "gdrx's gdrapi.h not found at $gdrapi_h"
+want="ucx $ver cuda $(readlink -f "$cuda") gdrcopy $(sha256sum < "$gdrapi_h" | cut -c1-12)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     say "$prefix already has $want"
     exit 0
@@ -85,6 +93,18 @@ if grep -rqs 'PFN_cuMemGetHandleForAddressRange ' "$src/src/uct/cuda" &&
     cppflags="$cppflags -DPFN_cuMemGetHandleForAddressRange=PFN_cuMemGetHandleForAddressRange_v11070"
 fi
 
+# gdr_copy's build needs gdrapi.h and a libgdrapi to link: gdrx's header
+# and a stub of the same soname whose gdr_open fails (never found at run
+# time: it is not installed, and nothing records its directory).
+gdr=$workdir/gdrapi
+mkdir -p "$gdr/include" "$gdr/lib"
+cp "$gdrapi_h" "$gdr/include/gdrapi.h"
+for f in $(grep -o 'gdr_[a-z0-9_]*(' "$gdrapi_h" | tr -d '(' | sort -u); do
+    echo "void *$f(void); void *$f(void) { return 0; }"
+done > "$gdr/stub.c"
+cc -shared -fPIC -Wl,-soname,libgdrapi.so.2 -o "$gdr/lib/libgdrapi.so" "$gdr/stub.c" ||
+    die "compiling the libgdrapi link stub failed"
+
 # The distribution's own configure flags (from its ucx_info), without paths
 # and without features whose headers are absent here; then CUDA on.
 have() { [ -f "/usr/include/$1" ]; }
@@ -104,7 +124,7 @@ for f in $(ucx_info -v | sed -n 's/^# Configured with: //p'); do
 done
 have infiniband/verbs.h || flags="$flags --without-verbs"
 have rdma/rdma_cma.h || flags="$flags --without-rdmacm"
-flags="--prefix=$prefix$flags --with-cuda=$cuda --without-rocm --without-java --without-go --disable-doxygen-doc"
+flags="--prefix=$prefix$flags --with-cuda=$cuda --with-gdrcopy=$gdr --without-rocm --without-java --without-go --disable-doxygen-doc"
 
 cd "$src"
 [ -x configure ] || { say "autogen"; ./autogen.sh >autogen.out 2>&1 || die "autogen failed, see $src/autogen.out"; }
@@ -124,7 +144,13 @@ say "make -j$jobs install (log: $src/make.out)"
 make -j"$jobs" noinst_PROGRAMS= >make.out 2>&1 || die "make failed, see $src/make.out"
 make -j"$jobs" noinst_PROGRAMS= install >>make.out 2>&1 || die "make install failed, see $src/make.out"
 [ -f "$prefix/lib/ucx/libucm_cuda.so.0" ] || die "libucm_cuda was not built (CUDA not detected?)"
+[ -f "$prefix/lib/ucx/libuct_cuda_gdrcopy.so.0" ] || die "UCX's gdr_copy was not built (see $src/config.log)"
+if readelf -d "$prefix/lib/ucx/libuct_cuda_gdrcopy.so.0" | grep -q "$gdr"; then
+    die "UCX's gdr_copy records the stub's directory $gdr/lib"
+fi
 
+# where the tests find libnvidia-ml.so.1 for UCX's CUDA modules
+if [ -n "$ldflags" ]; then echo "$nvlib" > "$prefix/.nvml-libdir"; else rm -f "$prefix/.nvml-libdir"; fi
 echo "$want" > "$stamp"
 say "installed $want into $prefix"
 [ -z "$ldflags" ] ||

@@ -161,14 +161,23 @@ static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
         uct_gdrx_iface_set_caps(attr, iface->seg_size);
     }
 
-    /* One figure for the whole iface: the slow direction, so that nothing
-     * plans with the write speed for reads (estimate_perf is per op). */
+    /* One figure for the whole iface, the best direction's (as UCX's
+     * gdr_copy reports since 1.22); estimate_perf, which UCP's protocols
+     * plan with, is per operation.  UCP ranks the transports of its
+     * memory-type endpoint by this figure alone, the same for the host and
+     * the device lane, and from 1.21 aborts every process when that
+     * endpoint needs three transports: gdrx ranked between gdr_copy and
+     * cuda_copy took the host lane from cuda_copy while gdr_copy kept the
+     * device one (docs/ucx-flavours.md).  With its write figures gdrx
+     * ranks above gdr_copy's defaults on every release, so it takes both. */
     attr->latency             = ucs_linear_func_make(
-                                    iface->lat[UCT_GDRX_DIR_GET], 0);
+                                    ucs_min(iface->lat[UCT_GDRX_DIR_PUT],
+                                            iface->lat[UCT_GDRX_DIR_GET]), 0);
     /* Dedicated, not shared: every process copies through its own mapping,
      * and UCP would divide a shared figure by the processes per node (then
      * gdrx lost the memory-type lane to cuda_copy under mpirun) */
-    attr->bandwidth.dedicated = iface->bw[UCT_GDRX_DIR_GET];
+    attr->bandwidth.dedicated = ucs_max(iface->bw[UCT_GDRX_DIR_PUT],
+                                        iface->bw[UCT_GDRX_DIR_GET]);
     attr->bandwidth.shared    = 0;
     attr->overhead            = iface->overhead;
     attr->priority            = 0;

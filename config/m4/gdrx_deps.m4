@@ -48,6 +48,10 @@ AC_DEFUN([GDRX_CHECK_CUDA], [
     ])
     AC_MSG_NOTICE([using $gdrx_cuda_dir/include/cuda.h])
     AC_SUBST([CUDA_CPPFLAGS])
+    dnl The simulated runtime takes the soname of this CUDA's (libcudart.so.MAJOR),
+    dnl the one a CUDA-enabled UCX built with this toolkit needs.
+    gdrx_v=`$SED -n 's/^#define CUDA_VERSION  *\(@<:@0-9@:>@*\).*/\1/p' "$gdrx_cuda_dir/include/cuda.h"`
+    AC_SUBST([SIM_CUDART_MAJOR], [`expr $gdrx_v / 1000`])
     dnl (for the tests that build as the GPU machine's scripts do: CUDA_HOME)
     AC_SUBST([CUDA_DIR], [$gdrx_cuda_dir])
     GDRX_PART([libgdrx], [yes])

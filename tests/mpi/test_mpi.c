@@ -28,12 +28,22 @@ static char stats[128];
 /* Run `prog args` on two ranks with the plugin at plugin_rel preloaded,
  * UCX_TLS=tls and extra "-x" settings; 0 if mpirun exited 0 (else its
  * output is shown unless quiet).  Output in out, counters in stats. */
+/* The UCX the ranks load: NULL, the one gdrx was built for; else a
+ * library path (the CUDA-enabled build, ut_ucx_cuda_libpath). */
+static const char *ranks_libpath;
+
 static int run_plugin(const char *plugin_rel, const char *tls, const char *extra,
                       const char *prog, const char *args, int quiet)
 {
     const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
-    char sim[1100], plugin[512], exe[512], cmd[4096];
+    char sim[1100], plugin[512], exe[512], cmd[8192], tls_env[256];
     int status;
+
+    /* tls NULL: UCX_TLS unset, as most users leave it */
+    if (tls != NULL)
+        snprintf(tls_env, sizeof(tls_env), "UCX_TLS=%s", tls);
+    else
+        snprintf(tls_env, sizeof(tls_env), "-u UCX_TLS");
 
     /* one file per suite run (cases run in children of the suite's
      * process, which removes it at the end) */
@@ -47,18 +57,18 @@ static int run_plugin(const char *plugin_rel, const char *tls, const char *extra
     ut_build_path(plugin, sizeof(plugin), plugin_rel);
     ut_build_path(exe, sizeof(exe), prog);
     snprintf(cmd, sizeof(cmd),
-             "env -u UCX_MEMTYPE_CACHE OMPI_ALLOW_RUN_AS_ROOT=1 "
+             "env -u UCX_MEMTYPE_CACHE %s OMPI_ALLOW_RUN_AS_ROOT=1 "
              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_PRELOAD='%s%s%s:%s' "
              "LD_LIBRARY_PATH=\"%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\" "
-             "UCX_TLS=%s UCX_GDRX_STATS_DUMP=%s ASAN_OPTIONS=detect_leaks=0 "
+             "UCX_GDRX_STATS_DUMP=%s ASAN_OPTIONS=detect_leaks=0 "
              "'%s' -np 2 --oversubscribe --bind-to none --allow-run-as-root "
              "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any "
              "--mca btl self,vader "
-             "-x LD_PRELOAD -x LD_LIBRARY_PATH -x UCX_TLS -x UCX_GDRX_STATS_DUMP "
+             "-x LD_PRELOAD -x LD_LIBRARY_PATH %s -x UCX_GDRX_STATS_DUMP "
              "-x GDRX_BACKEND -x ASAN_OPTIONS %s '%s' %s 2>&1",
-             (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin, GDRX_UCX_LIBDIR, tls,
-             stats,
-             GDRX_MPIRUN, extra, exe, args);
+             tls_env, (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", sim, plugin,
+             ranks_libpath ? ranks_libpath : GDRX_UCX_LIBDIR,
+             stats, GDRX_MPIRUN, tls ? "-x UCX_TLS" : "", extra, exe, args);
     status = gdrx_test_capture(cmd, out, sizeof(out));
     if ((status == -1) || !WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
         if (!quiet) {
@@ -204,6 +214,58 @@ static void test_integrity(void)
     integrity("", 2500, 11, "");
 }
 
+/* UCX_TLS unset, "all", "^gdr_copy" and the network path, each with host
+ * buffers only (-k HH) and with device ones: every byte checked. */
+static void integrity_tls(const char *tls, const char *extra, long messages,
+                          int seed)
+{
+    char args[64], want[64];
+
+    snprintf(args, sizeof(args), "-n %ld -s %d -k HH", messages, seed);
+    CU_ASSERT_EQUAL(run(tls, extra, "tests/mpi/gdrx_mpi_integrity", args), 0);
+    snprintf(want, sizeof(want), "integrity: %ld messages, 0 bad", messages);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    snprintf(args, sizeof(args), "-n %ld -s %d", messages, seed + 1);
+    CU_ASSERT_EQUAL(run(tls, extra, "tests/mpi/gdrx_mpi_integrity", args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT(total("get", "count") > 0);
+    CU_ASSERT(total("put", "count") > 0);
+}
+
+static void test_integrity_tls_unset(void)
+{
+    integrity_tls(NULL, "", 600, 21);
+}
+
+static void test_integrity_tls_all(void)
+{
+    integrity_tls("all", "", 400, 23);
+}
+
+/* The CUDA-enabled UCX of the same release, with cuda_copy, cuda_ipc and
+ * gdr_copy over gdrx's libgdrapi, gdrx installed next to them: UCX 1.21
+ * and later aborted every rank in MPI_Init when its memory-type endpoint
+ * needed three transports (tests/ucx/test_ucp_defaults asserts the lanes). */
+static char cuda_libpath[8192];
+
+static void test_cuda_ucx_integrity_tls_unset(void)
+{
+    ranks_libpath = cuda_libpath;
+    integrity_tls(NULL, "", 600, 31);
+}
+
+static void test_cuda_ucx_integrity_not_gdr_copy(void)
+{
+    ranks_libpath = cuda_libpath;
+    integrity_tls("^gdr_copy", "", 400, 33);
+}
+
+static void test_cuda_ucx_integrity_tcp(void)
+{
+    ranks_libpath = cuda_libpath;
+    integrity_tls("tcp,cuda_copy,gdrx", "-x UCX_NET_DEVICES=lo", 300, 35);
+}
+
 static void test_integrity_no_memtype_cache(void)
 {
     integrity("-x UCX_MEMTYPE_CACHE=n", 1500, 12, "");
@@ -305,6 +367,8 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_latency_churn),
     GDRX_TEST_CASE(test_bandwidth_dd),
     GDRX_TEST_CASE(test_integrity),
+    GDRX_TEST_CASE(test_integrity_tls_unset),
+    GDRX_TEST_CASE(test_integrity_tls_all),
     GDRX_TEST_CASE(test_integrity_no_memtype_cache),
     GDRX_TEST_CASE(test_integrity_alloc_before_init),
     GDRX_TEST_CASE(test_integrity_sees_damage),
@@ -315,8 +379,16 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_END
 };
 
-static const struct gdrx_test_suite suites[] = {
+static const struct gdrx_test_case cuda_ucx_cases[] = {
+    GDRX_TEST_CASE(test_cuda_ucx_integrity_tls_unset),
+    GDRX_TEST_CASE(test_cuda_ucx_integrity_not_gdr_copy),
+    GDRX_TEST_CASE(test_cuda_ucx_integrity_tcp),
+    GDRX_TEST_END
+};
+
+static struct gdrx_test_suite suites[] = {
     { "mpi", NULL, NULL, cases },
+    GDRX_SUITE_END,
     GDRX_SUITE_END
 };
 
@@ -325,6 +397,13 @@ int main(int argc, char **argv)
     int rc;
 
     setenv("GDRX_BACKEND", "dmabuf", 0);
+    if (ut_ucx_cuda_libpath(cuda_libpath, sizeof(cuda_libpath))) {
+        suites[1] = (struct gdrx_test_suite){ "mpi_cuda_ucx", NULL, NULL, cuda_ucx_cases };
+    } else {
+        tc_report_skip("mpi_cuda_ucx", "no CUDA-enabled UCX " GDRX_UCX_BUILD_VERSION
+                       " with gdr_copy (config/deps.sh builds one where the CUDA "
+                       "toolkit is installed)");
+    }
     rc = gdrx_test_main(argc, argv, suites);
     snprintf(stats, sizeof(stats), "/tmp/gdrx-mpi-stats.%d", (int)getpid());
     unlink(stats);

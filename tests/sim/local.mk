@@ -35,6 +35,24 @@ tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) -pthread
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath /nowhere -version-info 1:0:0 \
 	-no-undefined -export-symbols-regex '^(cu[A-Z]|simcu_)' -pthread
 
+# The simulated runtime (tests/sim/sim_cudart.c): libcudart.so.MAJOR of
+# this CUDA, so that a CUDA-enabled UCX's own transports run on the
+# simulated GPU in the suites (tests/ucx/test_ucx_defaults).
+check_LTLIBRARIES += tests/sim/libcudart.la
+tests_sim_libcudart_la_SOURCES = tests/sim/sim_cudart.c
+tests_sim_libcudart_la_CFLAGS = $(AM_CFLAGS) -pthread
+tests_sim_libcudart_la_LIBADD = $(top_builddir)/tests/sim/libcuda.la
+# Its symbols carry the runtime's version node, as the modules linked
+# against the real one ask for it (else ld.so warns at each load).
+tests_sim_libcudart_la_LDFLAGS = $(AM_LDFLAGS) -rpath /nowhere \
+	-version-info $(SIM_CUDART_MAJOR):0:0 -no-undefined -pthread \
+	-Wl,--version-script=$(top_builddir)/tests/sim/sim_cudart.map
+EXTRA_tests_sim_libcudart_la_DEPENDENCIES = tests/sim/sim_cudart.map
+tests/sim/sim_cudart.map: Makefile
+	$(AM_V_GEN)$(MKDIR_P) tests/sim && \
+	echo 'libcudart.so.$(SIM_CUDART_MAJOR) { global: cuda*; local: *; };' > $@
+CLEANFILES += tests/sim/sim_cudart.map
+
 check_PROGRAMS += tests/sim/test_sim
 GDRX_SUITES    += tests/sim/test_sim
 tests_sim_test_sim_SOURCES = \
@@ -44,10 +62,12 @@ tests_sim_test_sim_SOURCES = \
 	tests/sim/test_sim_api.c \
 	tests/sim/test_sim_stream.c \
 	tests/sim/test_sim_context.c \
-	tests/sim/test_sim_vmm.c
+	tests/sim/test_sim_vmm.c \
+	tests/sim/test_sim_cudart.c
 tests_sim_test_sim_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_sim_test_sim_CFLAGS = $(AM_CFLAGS) -pthread
-tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS)
+tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)
+EXTRA_tests_sim_test_sim_DEPENDENCIES = tests/sim/libcudart.la
 tests_sim_test_sim_LDFLAGS = $(AM_LDFLAGS) -pthread
 
 # Without memfd_create (configure's summary says so) there is no simulated

@@ -125,6 +125,7 @@ int main(int argc, char **argv)
         { "sim/context", NULL, NULL, sim_context_cases },
         { "sim/vmm", NULL, NULL, sim_vmm_cases },
         { "sim/stream", NULL, NULL, sim_stream_cases },
+        { "sim/cudart", NULL, NULL, sim_cudart_cases },
         GDRX_SUITE_END,
     };
     return gdrx_test_main(argc, argv, suites);

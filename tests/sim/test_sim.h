@@ -38,5 +38,6 @@ extern const struct gdrx_test_case sim_api_cases[];
 extern const struct gdrx_test_case sim_stream_cases[];
 extern const struct gdrx_test_case sim_context_cases[];
 extern const struct gdrx_test_case sim_vmm_cases[];
+extern const struct gdrx_test_case sim_cudart_cases[];
 
 #endif /* TEST_SIM_H */

@@ -140,6 +140,28 @@ EXTRA_tests_ucx_bench_uct_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
 # ucx_info with LD_PRELOAD, ucx.conf, and a plugin that records the wrong
 # UCX release (built only for this test).
+# A two-rank UCP job over whatever UCX the library path gives, and the
+# suite that runs it in the configurations users leave or set (UCX_TLS
+# unset, all, ^gdr_copy, the network path), next to the system's UCX and,
+# where config/deps.sh built it, a CUDA-enabled one with gdr_copy over
+# gdrx's libgdrapi (tests/ucx/test_ucp_defaults.c).
+check_PROGRAMS += tests/ucx/ucp_job
+tests_ucx_ucp_job_SOURCES  = tests/ucx/ucp_job.c
+tests_ucx_ucp_job_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_ucp_job_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_ucp_job_LDADD    = $(top_builddir)/tests/sim/libcuda.la $(UCP_LIBS) $(UCX_LIBS)
+tests_ucx_ucp_job_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+
+check_PROGRAMS += tests/ucx/test_ucp_defaults
+GDRX_SUITES    += tests/ucx/test_ucp_defaults
+tests_ucx_test_ucp_defaults_SOURCES  = tests/ucx/test_ucp_defaults.c
+tests_ucx_test_ucp_defaults_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DGDRX_UCX_LIBDIR='"$(UCX_LIBDIR)"'
+tests_ucx_test_ucp_defaults_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_ucp_defaults_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_ucp_defaults_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_ucp_defaults_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
+	tests/ucx/ucp_job tests/sim/libcudart.la libgdr/gdrapi/libgdrapi.la
+
 check_PROGRAMS += tests/ucx/test_tools
 GDRX_SUITES    += tests/ucx/test_tools
 tests_ucx_test_tools_SOURCES  = tests/ucx/test_tools.c

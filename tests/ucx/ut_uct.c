@@ -3,9 +3,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "config.h"
+
 #include "ut_uct.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,43 @@ void ut_sim_preload(char *buf, size_t size)
     ut_build_path(sim, sizeof(sim), "tests/sim/.libs/libcuda.so.1");
     ut_build_path(init, sizeof(init), "tests/ucx/.libs/libut_cuda_init.so");
     snprintf(buf, size, "%s:%s", sim, init);
+}
+
+/* Only the release gdrx was built for, with gdr_copy built, counts (the
+ * build script's stamp names the release). */
+int ut_ucx_cuda_libpath(char *buf, size_t size)
+{
+    char prefix[PATH_MAX], f[PATH_MAX + 64], line[PATH_MAX] = "", want[64];
+    char sim[PATH_MAX], gdrapi[PATH_MAX], nvml[PATH_MAX] = "";
+    FILE *fp;
+
+    if (!tc_ucx_cuda_prefix(prefix, sizeof(prefix)))
+        return 0;
+    snprintf(f, sizeof(f), "%s/lib/ucx/libuct_cuda_gdrcopy.so.0", prefix);
+    if (access(f, R_OK) != 0)
+        return 0;
+    snprintf(f, sizeof(f), "%s/.ucx-cuda-debian", prefix);
+    fp = fopen(f, "r");
+    if (fp == NULL)
+        return 0;
+    if (fgets(line, sizeof(line), fp) == NULL)
+        line[0] = '\0';
+    fclose(fp);
+    snprintf(want, sizeof(want), "ucx %s-", GDRX_UCX_BUILD_VERSION);
+    if (strncmp(line, want, strlen(want)) != 0)
+        return 0;
+    snprintf(f, sizeof(f), "%s/.nvml-libdir", prefix);
+    fp = fopen(f, "r");
+    if (fp != NULL) {
+        if (fgets(nvml, sizeof(nvml), fp) != NULL)
+            nvml[strcspn(nvml, "\n")] = '\0';
+        fclose(fp);
+    }
+    ut_build_path(sim, sizeof(sim), "tests/sim/.libs");
+    ut_build_path(gdrapi, sizeof(gdrapi), "libgdr/gdrapi/.libs");
+    snprintf(buf, size, "%s:%s:%s/lib%s%s", sim, gdrapi, prefix, nvml[0] ? ":" : "",
+             nvml);
+    return 1;
 }
 
 int ut_load_plugin(void)

@@ -38,6 +38,12 @@ void ut_build_path(char *buf, size_t size, const char *rel);
  * (ucx_info, MPI ranks before MPI_Init; see ut_cuda_init.c). */
 void ut_sim_preload(char *buf, size_t size);
 
+/* The library path of a process that runs the CUDA-enabled build of the
+ * UCX release the plugin was built for, with its gdr_copy (built by
+ * config/ucx-cuda-debian.sh): the simulated GPU and runtime, gdrx's
+ * libgdrapi.so.2, that UCX, NVML.  0 (buf untouched) without such a build. */
+int ut_ucx_cuda_libpath(char *buf, size_t size);
+
 /* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
 int ut_load_plugin(void);
 

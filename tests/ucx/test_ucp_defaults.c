@@ -1,0 +1,221 @@
+/*
+ * test_ucp_defaults.c - gdrx installed the way sites install it, in the
+ * configurations users leave or set: UCX_TLS unset, "all", "^gdr_copy",
+ * and the network path between nodes without GPUDirect RDMA ("tcp,...,gdrx"
+ * over the loopback device).  Each case runs tests/ucx/ucp_job (two
+ * processes, messages both ways of random lengths past every threshold,
+ * host-only jobs and jobs with device buffers, every byte and the guards
+ * around it checked) with the plugin preloaded, next to:
+ *   - the system's UCX (no CUDA: gdrx is its only CUDA transport);
+ *   - a CUDA-enabled build of the same UCX release with cuda_copy,
+ *     cuda_ipc and gdr_copy, gdr_copy running over gdrx's own
+ *     libgdrapi.so.2 (config/ucx-cuda-debian.sh; the simulated runtime
+ *     tests/sim/libcudart runs UCX's CUDA transports on the simulated GPU).
+ *     Without that build its cases are not registered: not run.
+ * With a CUDA transport and gdr_copy besides gdrx, UCP's memory-type
+ * endpoint must keep to two transports (UCX 1.21 and later abort every
+ * process at worker creation when it needs three, host-only jobs too) and
+ * gdrx must carry its device copies (the fastest path for small messages).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ut_uct.h"
+
+static char out[1 << 16];
+static char stats[PATH_MAX];
+
+/* The library path of a job: the CUDA-enabled UCX's (ut_ucx_cuda_libpath),
+ * or the simulated GPU's then the UCX the plugin was built for. */
+static void job_library_path(int cuda, char *buf, size_t size)
+{
+    char sim[PATH_MAX];
+
+    if (cuda && ut_ucx_cuda_libpath(buf, size))
+        return;
+    ut_build_path(sim, sizeof(sim), "tests/sim/.libs");
+    snprintf(buf, size, "%s:%s", sim, GDRX_UCX_LIBDIR);
+}
+
+/* Run ucp_job with `env` (VAR=value words; "UCX_TLS=" alone: unset) next
+ * to the chosen UCX; 0 when it exited 0.  Output in out. */
+static int run_job(int cuda, const char *env, const char *args)
+{
+    char libpath[4 * PATH_MAX], plugin[PATH_MAX], job[PATH_MAX], cmd[8 * PATH_MAX + 1024];
+    const char *rt = getenv("GDRX_SANITIZER_RUNTIME");
+    int status;
+
+    ut_stats_file(stats, sizeof(stats), "defaults");
+    unlink(stats);
+    job_library_path(cuda, libpath, sizeof(libpath));
+    ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    ut_build_path(job, sizeof(job), "tests/ucx/.libs/ucp_job");
+    if (access(job, X_OK) != 0)
+        ut_build_path(job, sizeof(job), "tests/ucx/ucp_job");
+    snprintf(cmd, sizeof(cmd),
+             "env -u UCX_TLS -u UCX_MEMTYPE_CACHE -u UCX_NET_DEVICES "
+             "LD_LIBRARY_PATH='%s' LD_PRELOAD='%s%s%s' UCX_GDRX_STATS_DUMP='%s' "
+             "ASAN_OPTIONS=detect_leaks=0 %s '%s' %s 2>&1",
+             libpath, (rt && *rt) ? rt : "", (rt && *rt) ? ":" : "", plugin, stats,
+             env, job, args);
+    status = gdrx_test_capture(cmd, out, sizeof(out));
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "    ucp_job %s (%s UCX, %s) said:\n%s\n", args,
+                cuda ? "CUDA" : "system", env, out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Both ranks checked every message: "rank R: N messages, 0 bad". */
+static void assert_clean(long msgs)
+{
+    char want[64];
+
+    for (int r = 0; r < 2; r++) {
+        snprintf(want, sizeof(want), "rank %d: %ld messages, 0 bad", r, msgs);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    }
+}
+
+/* UCP's memory-type endpoint for CUDA memory: at most two transports, the
+ * first (the one its copies use) `first`. */
+static void assert_memtype_lanes(const char *first)
+{
+    const char *p = strstr(out, "memtype lanes cuda ");
+    unsigned n    = 99;
+    char tl[32]   = "";
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT(sscanf(p, "memtype lanes cuda %u: %31[^,\n]", &n, tl) >= 1);
+    CU_ASSERT(n >= 1 && n <= 2);
+    if (n > 2)
+        fprintf(stderr, "    %.*s\n", (int)strcspn(p, "\n"), p);
+    CU_ASSERT_STRING_EQUAL(tl, first);
+}
+
+/* gdrx moved device data (both directions, both ranks' counters). */
+static void assert_gdrx_moved(void)
+{
+    static const char *const ops[] = { "short", "bcopy", "zcopy" };
+    long get = 0, put = 0, v;
+    char op[64];
+
+    for (int i = 0; i < 3; i++) {
+        snprintf(op, sizeof(op), "iface get_%s", ops[i]);
+        v = ut_counter(stats, op, "bytes");
+        get += v > 0 ? v : 0;
+        snprintf(op, sizeof(op), "iface put_%s", ops[i]);
+        v = ut_counter(stats, op, "bytes");
+        put += v > 0 ? v : 0;
+    }
+    CU_ASSERT(get > 0);
+    CU_ASSERT(put > 0);
+}
+
+#define MSGS     "160"
+#define JOB_DEV  "-m mix -n " MSGS " -x 600000 -s %d"
+#define JOB_HOST "-m host -n " MSGS " -x 600000 -s %d"
+
+/* One configuration: a host-only job and a job with device buffers. */
+static void job_pair(int cuda, const char *env, const char *memtype_first, int seed)
+{
+    char args[128];
+
+    snprintf(args, sizeof(args), JOB_HOST, seed);
+    CU_ASSERT_EQUAL_FATAL(run_job(cuda, env, args), 0);
+    assert_clean(atol(MSGS));
+    if (memtype_first != NULL)
+        assert_memtype_lanes(memtype_first);
+    snprintf(args, sizeof(args), JOB_DEV, seed + 1);
+    CU_ASSERT_EQUAL_FATAL(run_job(cuda, env, args), 0);
+    assert_clean(atol(MSGS));
+    if (memtype_first != NULL)
+        assert_memtype_lanes(memtype_first);
+    assert_gdrx_moved();
+}
+
+/* The system's UCX (no CUDA): gdrx is the only transport of GPU memory. */
+static void test_system_tls_unset(void)   { job_pair(0, "", "gdrx", 11); }
+static void test_system_tls_all(void)     { job_pair(0, "UCX_TLS=all", "gdrx", 21); }
+static void test_system_tls_named(void)   { job_pair(0, "UCX_TLS=sm,gdrx", "gdrx", 31); }
+static void test_system_tcp(void)
+{
+    job_pair(0, "UCX_TLS=tcp,gdrx UCX_NET_DEVICES=lo", "gdrx", 41);
+}
+
+/* The CUDA-enabled UCX with cuda_copy, cuda_ipc and gdr_copy (over gdrx's
+ * libgdrapi) and gdrx installed next to them. */
+static void test_cuda_tls_unset(void)     { job_pair(1, "", "gdrx", 51); }
+static void test_cuda_tls_all(void)       { job_pair(1, "UCX_TLS=all", "gdrx", 61); }
+static void test_cuda_tls_not_gdr_copy(void)
+{
+    job_pair(1, "UCX_TLS=^gdr_copy", "gdrx", 71);
+}
+static void test_cuda_named(void)
+{
+    job_pair(1, "UCX_TLS=sm,cuda_copy,gdrx", "gdrx", 81);
+}
+static void test_cuda_tcp(void)
+{
+    job_pair(1, "UCX_TLS=tcp,cuda_copy,gdrx UCX_NET_DEVICES=lo", "gdrx", 91);
+}
+
+/* The same UCX without gdrx's transport: gdr_copy over gdrx's libgdrapi
+ * carries the device copies (the flavour works before gdrx is added). */
+static void test_cuda_gdr_copy_alone(void)
+{
+    char args[128];
+
+    snprintf(args, sizeof(args), JOB_DEV, 101);
+    CU_ASSERT_EQUAL_FATAL(run_job(1, "UCX_TLS=sm,cuda_copy,gdr_copy", args), 0);
+    assert_clean(atol(MSGS));
+    assert_memtype_lanes("gdr_copy");
+}
+
+static const struct gdrx_test_case system_cases[] = {
+    GDRX_TEST_CASE(test_system_tls_unset),
+    GDRX_TEST_CASE(test_system_tls_all),
+    GDRX_TEST_CASE(test_system_tls_named),
+    GDRX_TEST_CASE(test_system_tcp),
+    GDRX_TEST_END
+};
+
+static const struct gdrx_test_case cuda_cases[] = {
+    GDRX_TEST_CASE(test_cuda_tls_unset),
+    GDRX_TEST_CASE(test_cuda_tls_all),
+    GDRX_TEST_CASE(test_cuda_tls_not_gdr_copy),
+    GDRX_TEST_CASE(test_cuda_named),
+    GDRX_TEST_CASE(test_cuda_tcp),
+    GDRX_TEST_CASE(test_cuda_gdr_copy_alone),
+    GDRX_TEST_END
+};
+
+int main(int argc, char **argv)
+{
+    static struct gdrx_test_suite suites[] = {
+        { "ucx_defaults_system", NULL, NULL, system_cases },
+        GDRX_SUITE_END,
+        GDRX_SUITE_END,
+    };
+
+    char libpath[4 * PATH_MAX];
+
+    if (ut_ucx_cuda_libpath(libpath, sizeof(libpath))) {
+        suites[1] = (struct gdrx_test_suite){ "ucx_defaults_cuda", NULL, NULL,
+                                              cuda_cases };
+    } else {
+        tc_report_skip("ucx_defaults_cuda",
+                       "no CUDA-enabled UCX " GDRX_UCX_BUILD_VERSION " with gdr_copy "
+                       "(config/deps.sh builds one where the CUDA toolkit is installed)");
+    }
+    return gdrx_test_main(argc, argv, suites);
+}
