@@ -23,6 +23,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_memory.c \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_stream.c \
+	tests/sim/sim_event.c \
 	tests/sim/sim_pointer.c \
 	tests/sim/sim_errors.c \
 	tests/sim/sim_graph.c \

@@ -74,6 +74,12 @@ CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size
     return copy("cuMemcpyDtoD", dstDevice, 1, srcDevice, 1, ByteCount, NULL);
 }
 
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                   CUstream hStream)
+{
+    return copy("cuMemcpyDtoDAsync", dstDevice, 1, srcDevice, 1, ByteCount, hStream);
+}
+
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
     return copy("cuMemcpy", dst, 0, src, 0, ByteCount, NULL);

@@ -15,10 +15,7 @@
  * - cudaGetDeviceCount initialises the driver; no device is
  *   cudaErrorNoDevice with a count of 0;
  * - streams are the driver's streams (cudaStream_t is CUstream);
- * - an event is complete once the work recorded before it is: the
- *   simulated GPU finishes work before the call returns, so a recorded
- *   event is complete at once; a never-recorded one queries complete, as
- *   with the runtime;
+ * - events are the driver's (cudaEvent_t is CUevent, tests/sim/sim_event.c);
  * - cudaHostRegister refuses device memory (cudaErrorInvalidValue) and a
  *   range that overlaps a registered one
  *   (cudaErrorHostMemoryAlreadyRegistered); cudaHostUnregister of an
@@ -33,7 +30,7 @@
 
 typedef int cudaError_t;
 typedef CUstream cudaStream_t;
-typedef struct sim_event *cudaEvent_t;
+typedef CUevent cudaEvent_t;
 
 #define cudaSuccess                          0
 #define cudaErrorInvalidValue                1
@@ -63,17 +60,12 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned flags);
 cudaError_t cudaHostUnregister(void *ptr);
 
-struct sim_event {
-    struct sim_event *next;
-};
-
 struct host_reg {
     struct host_reg *next;
     uintptr_t        start, end;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sim_event *events;   /* live events, checked before use */
 static struct host_reg *host_regs; /* cudaHostRegister'ed ranges */
 static _Thread_local cudaError_t last_error;
 
@@ -196,76 +188,36 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind,
                                  (CUdeviceptr)(uintptr_t)src, count, stream));
 }
 
-static int event_live_locked(cudaEvent_t ev)
-{
-    for (struct sim_event *e = events; e; e = e->next)
-        if (e == ev)
-            return 1;
-    return 0;
-}
-
+/* cudaEvent_t is CUevent: an event made by either API is the other's too
+ * (UCX makes them with cuEventCreate and destroys them with
+ * cudaEventDestroy). */
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     cudaError_t e = need_context();
-    struct sim_event *ev;
 
-    (void)flags;
-    if (e != cudaSuccess)
-        return e;
-    if (event == NULL)
-        return ret(cudaErrorInvalidValue);
-    ev = calloc(1, sizeof(*ev));
-    if (ev == NULL)
-        return ret(cudaErrorMemoryAllocation);
-    pthread_mutex_lock(&lock);
-    ev->next = events;
-    events   = ev;
-    pthread_mutex_unlock(&lock);
-    *event = ev;
-    return cudaSuccess;
+    return e != cudaSuccess ? e : from_cu(cuEventCreate(event, flags));
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    pthread_mutex_lock(&lock);
-    for (struct sim_event **p = &events; *p; p = &(*p)->next) {
-        if (*p == event) {
-            *p = event->next;
-            pthread_mutex_unlock(&lock);
-            free(event);
-            return cudaSuccess;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return ret(cudaErrorInvalidResourceHandle);
+    return from_cu(cuEventDestroy(event));
 }
 
-/* Recording checks the stream as the runtime would (its context current). */
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    int live;
+    cudaError_t e = need_context();
 
-    pthread_mutex_lock(&lock);
-    live = event_live_locked(event);
-    pthread_mutex_unlock(&lock);
-    if (!live)
-        return ret(cudaErrorInvalidResourceHandle);
-    return cudaStreamSynchronize(stream);
+    return e != cudaSuccess ? e : from_cu(cuEventRecord(event, stream));
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-    int live;
-
-    pthread_mutex_lock(&lock);
-    live = event_live_locked(event);
-    pthread_mutex_unlock(&lock);
-    return live ? cudaSuccess : ret(cudaErrorInvalidResourceHandle);
+    return from_cu(cuEventQuery(event));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    return cudaEventQuery(event);
+    return from_cu(cuEventSynchronize(event));
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned flags)

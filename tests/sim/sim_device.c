@@ -238,6 +238,33 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
                          valid_device(dev) ? pci_bus[dev] : 0);
 }
 
+/* Every simulated GPU has 80 GiB (what an H100's driver reports, about). */
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+{
+    CUresult rc = begin_device("cuDeviceTotalMem", dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (bytes == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *bytes = (size_t)80 << 30;
+    return CUDA_SUCCESS;
+}
+
+/* A UUID per device, stable for the process (UCX's CUDA transports name
+ * GPUs by it; the plain name is an alias at the end of this file). */
+CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    CUresult rc = begin_device("cuDeviceGetUuid_v2", dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (uuid == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(uuid->bytes, 0, sizeof(uuid->bytes));
+    memcpy(uuid->bytes, "simcu-gpu-", 10);
+    uuid->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     return device_string("cuDeviceGetName", name, len, dev, "NVIDIA H100 (simcu %d)", dev);
@@ -445,4 +472,5 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 #define SIM_ALIAS(target) __attribute__((alias(#target)))
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) SIM_ALIAS(cuDevicePrimaryCtxRelease_v2);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) SIM_ALIAS(cuCtxPushCurrent_v2);
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) SIM_ALIAS(cuDeviceGetUuid_v2);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx) SIM_ALIAS(cuCtxPopCurrent_v2);

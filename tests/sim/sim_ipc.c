@@ -56,6 +56,12 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
         sim_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
+    /* The driver's handle names the allocation itself: one made again at
+     * the same address (same file, offsets and sizes) gets another handle,
+     * which is how importers' caches (UCX's cuda_ipc) see the change.  The
+     * RM emulator's words replace these with its own unique ones. */
+    w[0] = (uint32_t)a->obj->id;
+    w[1] = (uint32_t)(a->obj->id >> 32);
     w[W_PID] = (uint32_t)getpid();
     w[W_MAGIC] = SIM_IPC_MAGIC;
     w[W_FD] = (uint32_t)a->obj->bk.fd;

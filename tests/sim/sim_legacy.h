@@ -20,6 +20,7 @@
 #undef cuStreamDestroy
 #undef cuCtxCreate
 #undef cuCtxDestroy
+#undef cuDeviceGetUuid
 
 /* Same signatures as the _v2 versions. */
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
@@ -28,6 +29,7 @@ CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
 CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 /* cuCtxCreate before CUDA 12.5's params (cuda.h 13 declares only _v4). */
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);

@@ -22,10 +22,10 @@ static struct {
     int (*stream_destroy)(CUstream);
     int (*stream_sync)(CUstream);
     int (*memcpy_async)(void *, const void *, size_t, int, CUstream);
-    int (*event_create)(void **, unsigned);
-    int (*event_record)(void *, CUstream);
-    int (*event_query)(void *);
-    int (*event_destroy)(void *);
+    int (*event_create)(CUevent *, unsigned);
+    int (*event_record)(CUevent, CUstream);
+    int (*event_query)(CUevent);
+    int (*event_destroy)(CUevent);
     int (*host_register)(void *, size_t, unsigned);
     int (*host_unregister)(void *);
 } rt;
@@ -86,7 +86,7 @@ static void test_cudart_copy_event(void)
     enum { LEN = 70000 };
     unsigned char *a = malloc(LEN), *b = calloc(1, LEN);
     CUstream s = NULL;
-    void *ev = NULL;
+    CUevent ev = NULL;
 
     load_runtime();
     sim_test_setup();
