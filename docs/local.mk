@@ -3,7 +3,7 @@
 # resolve there too.
 gdrxdocsdir = $(docdir)/docs
 dist_gdrxdocs_DATA = docs/api.md docs/compat.md docs/semantics.md docs/free-interception.md \
-	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md \
+	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md docs/ucx-flavours.md \
 	docs/h200-copylat.txt docs/h200-nvrm-run.txt docs/h200-nvrm-export-probe.txt \
 	docs/h200-early-alloc-run.txt docs/h200-osu-ucx-versions.txt docs/h200-gdrapi-run.txt docs/h200-gdrapi-span-run.txt \
 	docs/h200-gdrapi-final-run.txt docs/h200-churn.txt docs/h200-integrity-run.txt \
