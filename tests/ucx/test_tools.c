@@ -106,13 +106,15 @@ static void test_ucx_conf(void)
     snprintf(path, sizeof(path), "%s/ucx.conf", dir);
     f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("# written by test_ucx_conf\nUCX_GDRX_GET_LAT=7us\n", f);
+    fputs("# written by test_ucx_conf\nUCX_GDRX_GET_LAT=9us\nUCX_GDRX_PUT_LAT=7us\n", f);
     fclose(f);
     CU_ASSERT_EQUAL(ut_ucx_info(dir, "ucx_plugin/.libs/libuct_gdrx.so.0", "-c",
                                 ut_out, sizeof(ut_out)), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "UCX_GDRX_GET_LAT=7.00us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "UCX_GDRX_GET_LAT=9.00us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "UCX_GDRX_PUT_LAT=7.00us"));
     CU_ASSERT_EQUAL(ut_ucx_info(dir, "ucx_plugin/.libs/libuct_gdrx.so.0", "-d",
                                 ut_out, sizeof(ut_out)), 0);
+    /* the interface's figure is the faster direction's */
     CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "latency: 7000 nsec"));
     unlink(path);
     rmdir(dir);
