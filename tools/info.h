@@ -46,6 +46,11 @@ struct info_host {
     char driver[64];    /* NVIDIA driver version, "" if no driver is loaded */
     int  secure_boot;   /* 1 on, 0 off, -1 unknown */
     int  simulated;     /* libcuda.so.1 is tests/sim's test double */
+    /* The GPU with the most processes that have a compute context on it
+     * (NVML; -1: unknown) and how many (info_gpus.c), for info_driver.c's
+     * MPS diagnosis. */
+    int  busiest_gpu;
+    int  busiest_procs;
 };
 
 /* Host files: `path` under $GDRX_INFO_ROOT when set (the tests' fake
@@ -62,7 +67,8 @@ int info_read_line(const char *path, char *buf, size_t len);
 int info_branch_known(const char *version);
 void info_branch_list(char *buf, size_t len);
 
-/* info_driver.c: driver version and flavour, Secure Boot, MPS. */
+/* info_driver.c: driver version and flavour, Secure Boot, MPS (and a GPU
+ * shared by several processes without it: after info_gpus). */
 void info_driver(struct info_report *r, struct info_host *h);
 /* info_gpus.c: every GPU, its PCI address and BAR1 size and use. */
 void info_gpus(struct info_report *r, struct info_host *h);

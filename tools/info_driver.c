@@ -188,8 +188,12 @@ static int process_running(const char *name)
     return found;
 }
 
-/* MPS: its control daemon listens on a FIFO in the pipe directory. */
-static void mps(struct info_report *r)
+/* MPS: its control daemon listens on a FIFO in the pipe directory.  A GPU
+ * that several processes use without it makes them take turns: each
+ * copy-engine transfer (UCX's cuda_copy and cuda_ipc, gdrx's own from
+ * UCX_GDRX_DMA_THRESH) waits for a time slice, ~150 us on an H100/H200
+ * (docs/ucx-flavours.md). */
+static void mps(struct info_report *r, const struct info_host *h)
 {
     const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
     char pipe[512];
@@ -209,11 +213,18 @@ static void mps(struct info_report *r)
                  "pipe directory %s (set CUDA_MPS_PIPE_DIRECTORY to its directory)", dir);
     else
         info_add(r, "driver", -1, "mps", "MPS", "off (no %s)", pipe);
+    if (!has_pipe && h->busiest_procs >= 2)
+        info_problem(r, "performance",
+                     "start MPS before the job (`nvidia-cuda-mps-control -d`, as the job's "
+                     "user), or keep the device sizes off the copy engine: "
+                     "UCX_TLS=^cuda_ipc UCX_RNDV_THRESH=32k (docs/ucx-flavours.md)",
+                     "GPU %d is shared by %d processes without MPS: each copy-engine transfer "
+                     "waits ~150 us for a time slice", h->busiest_gpu, h->busiest_procs);
 }
 
 void info_driver(struct info_report *r, struct info_host *h)
 {
     driver_version(r, h);
     secure_boot(r, h);
-    mps(r);
+    mps(r, h);
 }

@@ -1,7 +1,8 @@
 /*
  * info_gpus.c - every GPU CUDA sees: name, PCI address, and its BAR1 (the
  * window gdrx maps through): size and use from NVML when libnvidia-ml is
- * there, else the size from the PCI resource in sysfs and the use unknown.
+ * there, else the size from the PCI resource in sysfs and the use unknown;
+ * and how many processes have a compute context on it (NVML).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,8 +15,8 @@
 #include "info.h"
 #include "tool_cuda.h"
 
-/* The three NVML calls used, declared here so that building needs no
- * nvml.h; these entry points and the struct are NVML's stable ABI. */
+/* The NVML calls used, declared here so that building needs no nvml.h;
+ * these entry points and the struct are NVML's stable ABI. */
 struct info_nvml_bar1 {
     unsigned long long total, free, used;
 };
@@ -25,6 +26,8 @@ struct info_nvml {
     int (*Shutdown)(void);
     int (*ByBusId)(const char *bus, void **dev);
     int (*Bar1)(void *dev, struct info_nvml_bar1 *out);
+    /* optional (NVML of driver 510 and later) */
+    int (*Procs)(void *dev, unsigned *count, void *infos);
 };
 
 static int nvml_load(struct info_nvml *n)
@@ -48,6 +51,8 @@ static int nvml_load(struct info_nvml *n)
     memcpy(&n->Shutdown, &fns[1], sizeof(fns[1]));
     memcpy(&n->ByBusId, &fns[2], sizeof(fns[2]));
     memcpy(&n->Bar1, &fns[3], sizeof(fns[3]));
+    void *procs = dlsym(n->handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+    memcpy(&n->Procs, &procs, sizeof(procs));
     if (n->Init() != 0) {
         dlclose(n->handle);
         n->handle = NULL;
@@ -127,6 +132,27 @@ static void bar1(struct info_report *r, int i, const char *bus, struct info_nvml
     }
 }
 
+/* Processes with a compute context on the GPU (NVML: no room given, the
+ * answer is the count; 7 is NVML_ERROR_INSUFFICIENT_SIZE). */
+static void processes(struct info_report *r, int i, const char *bus, struct info_nvml *nvml,
+                      struct info_host *h)
+{
+    unsigned count = 0;
+    void *dev;
+    int rc;
+
+    if (!nvml->handle || !nvml->Procs || nvml->ByBusId(bus, &dev) != 0 ||
+        ((rc = nvml->Procs(dev, &count, NULL)) != 0 && rc != 7)) {
+        info_add_v(r, "gpus", i, "processes", "processes", "unknown (NVML cannot tell)");
+        return;
+    }
+    info_add(r, "gpus", i, "processes", "processes", "%u with a CUDA context (NVML)", count);
+    if ((int)count > h->busiest_procs) {
+        h->busiest_procs = (int)count;
+        h->busiest_gpu = i;
+    }
+}
+
 void info_gpus(struct info_report *r, struct info_host *h)
 {
     struct tool_cuda cu;
@@ -134,6 +160,8 @@ void info_gpus(struct info_report *r, struct info_host *h)
     char err[256];
     int count = 0, ver = 0;
 
+    h->busiest_gpu = -1;
+    h->busiest_procs = 0;
     if (tool_cuda_load(&cu, err, sizeof(err)) != 0) {
         info_add(r, "library", -1, "cuda", "CUDA", "not found: %s", err);
         info_problem(r, "CUDA", "install the NVIDIA driver's user-space libraries (libcuda.so.1; "
@@ -168,6 +196,7 @@ void info_gpus(struct info_report *r, struct info_host *h)
         info_add(r, "gpus", i, "name", label, "%s%s", name, cu.simulated ? " (simulated)" : "");
         info_add(r, "gpus", i, "pci", "PCI", "%s", bus);
         bar1(r, i, bus, &nvml);
+        processes(r, i, bus, &nvml, h);
     }
     if (have_nvml)
         nvml_unload(&nvml);

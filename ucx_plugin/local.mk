@@ -16,6 +16,8 @@ GDRX_UCX_PLUGIN_SOURCES = \
 	ucx_plugin/uct_gdrx_version.c \
 	ucx_plugin/uct_gdrx_gpu.h \
 	ucx_plugin/uct_gdrx_gpu.c \
+	ucx_plugin/uct_gdrx_share.h \
+	ucx_plugin/uct_gdrx_share.c \
 	ucx_plugin/uct_gdrx_dma.h \
 	ucx_plugin/uct_gdrx_dma.c \
 	ucx_plugin/uct_gdrx_mem.h \

@@ -475,6 +475,40 @@ static void test_mps(void)
     rmdir(dir);
 }
 
+/* A GPU several processes use without MPS (NVML's count from the fake
+ * libnvidia-ml): a problem with its remedy; none with MPS on or with one
+ * process. */
+static void test_shared_gpu_without_mps(void)
+{
+    char dir[512], env[900], mpsdir[] = "/tmp/gdrx-info-mps.XXXXXX", pipe[300];
+    const char *problem = "GPU 0 is shared by 2 processes without MPS";
+
+    build_path(dir, sizeof(dir), "tests/info/.libs");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(mpsdir));
+    snprintf(env, sizeof(env), "LD_LIBRARY_PATH='%s':\"$LD_LIBRARY_PATH\" "
+             "CUDA_MPS_PIPE_DIRECTORY=%s FAKE_NVML_PROCS=2", dir, mpsdir);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("processes    2 with a CUDA context (NVML)");
+    HAS(problem);
+    HAS("nvidia-cuda-mps-control -d");
+    CU_ASSERT_EQUAL(info(env, "--no-ucx --json"), 0);
+    HAS("\"processes\": \"2 with a CUDA context (NVML)\"");
+    HAS(problem);
+    /* MPS on: no problem */
+    snprintf(pipe, sizeof(pipe), "%s/control", mpsdir);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(pipe, 0600), 0);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    LACKS("without MPS");
+    unlink(pipe);
+    /* one process: no problem */
+    snprintf(env, sizeof(env), "LD_LIBRARY_PATH='%s':\"$LD_LIBRARY_PATH\" "
+             "CUDA_MPS_PIPE_DIRECTORY=%s FAKE_NVML_PROCS=1", dir, mpsdir);
+    CU_ASSERT_EQUAL(info(env, "--no-ucx"), 0);
+    HAS("processes    1 with a CUDA context (NVML)");
+    LACKS("without MPS");
+    rmdir(mpsdir);
+}
+
 #ifdef GDRX_UCX_INFO
 /* ucx_info of the configured UCX first on PATH: with the plugin preloaded
  * UCX lists the transport; without it gdrx-info says how to load it. */
@@ -521,6 +555,7 @@ static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_fake_root),
     GDRX_TEST_CASE(test_nvml_bar1),
     GDRX_TEST_CASE(test_mps),
+    GDRX_TEST_CASE(test_shared_gpu_without_mps),
 #ifdef GDRX_UCX_INFO
     GDRX_TEST_CASE(test_ucx),
 #endif

@@ -166,10 +166,19 @@ CUresult CUDAAPI cuDeviceGetCount(int *count)
     return rc;
 }
 
+/* Whether contexts on the devices are MPS clients: as the driver answers
+ * where an MPS control daemon serves the process (SIMCU_MPS=1). */
+static int mps_enabled(void)
+{
+    const char *env = getenv("SIMCU_MPS");
+    return env && strcmp(env, "1") == 0;
+}
+
 /* An H100-like device; -1 = attribute unknown to the sim. */
 static int attribute_value(CUdevice_attribute attrib, CUdevice dev)
 {
     switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return mps_enabled();
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return pci_bus[dev];
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return 0;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return 0;

@@ -160,7 +160,8 @@ tests_ucx_test_ucp_defaults_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 tests_ucx_test_ucp_defaults_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_ucp_defaults_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_ucp_defaults_DEPENDENCIES = ucx_plugin/libuct_gdrx.la \
-	tests/ucx/ucp_job tests/sim/libcudart.la libgdr/gdrapi/libgdrapi.la
+	tests/ucx/ucp_job tests/sim/libcudart.la libgdr/gdrapi/libgdrapi.la \
+	tests/info/libnvidia-ml.la
 
 check_PROGRAMS += tests/ucx/test_tools
 GDRX_SUITES    += tests/ucx/test_tools

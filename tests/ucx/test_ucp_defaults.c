@@ -32,17 +32,21 @@
 
 static char out[1 << 16];
 static char stats[PATH_MAX];
+/* Set: the fake libnvidia-ml (tests/info) comes first in the job's path. */
+static int with_fake_nvml;
 
 /* The library path of a job: the CUDA-enabled UCX's (ut_ucx_cuda_libpath),
  * or the simulated GPU's then the UCX the plugin was built for. */
 static void job_library_path(int cuda, char *buf, size_t size)
 {
-    char sim[PATH_MAX];
+    char sim[PATH_MAX], nvml[PATH_MAX];
 
     if (cuda && ut_ucx_cuda_libpath(buf, size))
         return;
     ut_build_path(sim, sizeof(sim), "tests/sim/.libs");
-    snprintf(buf, size, "%s:%s", sim, GDRX_UCX_LIBDIR);
+    ut_build_path(nvml, sizeof(nvml), "tests/info/.libs");
+    snprintf(buf, size, "%s%s%s:%s", with_fake_nvml ? nvml : "", with_fake_nvml ? ":" : "",
+             sim, GDRX_UCX_LIBDIR);
 }
 
 /* Run ucp_job with `env` (VAR=value words; "UCX_TLS=" alone: unset) next
@@ -183,6 +187,59 @@ static void test_cuda_gdr_copy_alone(void)
     assert_memtype_lanes("gdr_copy");
 }
 
+/* A GPU shared by several processes without MPS: one warning per job
+ * (uct_gdrx_share.c), from the process a launcher names local rank 0, and
+ * none where MPS serves the GPU or one process has it.  NVML's process
+ * count comes from the fake libnvidia-ml (FAKE_NVML_PROCS), MPS from the
+ * simulated driver (SIMCU_MPS). */
+static int shared_gpu_warnings(const char *env, const char *mode, int launcher)
+{
+    char args[128];
+    int n = 0;
+
+    snprintf(args, sizeof(args), "-m %s -n 40 -x 70000 -s 7%s", mode, launcher ? " -L" : "");
+    with_fake_nvml = 1;
+    CU_ASSERT_EQUAL(run_job(0, env, args), 0);
+    with_fake_nvml = 0;
+    assert_clean(40);
+    for (const char *p = out; (p = strstr(p, "without MPS")) != NULL; p++)
+        n++;
+    return n;
+}
+
+static void test_shared_gpu_warns_once_per_job(void)
+{
+    CU_ASSERT_EQUAL(shared_gpu_warnings("UCX_TLS=sm,gdrx FAKE_NVML_PROCS=2", "dev", 1), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "shared by 2 processes without MPS"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nvidia-cuda-mps-control -d"));
+    /* UCX_TLS unset, the default: the same */
+    CU_ASSERT_EQUAL(shared_gpu_warnings("FAKE_NVML_PROCS=3", "mix", 1), 1);
+}
+
+static void test_shared_gpu_warns_each_process_without_launcher(void)
+{
+    CU_ASSERT_EQUAL(shared_gpu_warnings("UCX_TLS=sm,gdrx FAKE_NVML_PROCS=2", "dev", 0), 2);
+}
+
+static void test_shared_gpu_quiet_where_it_does_not_apply(void)
+{
+    /* MPS serves the GPU */
+    CU_ASSERT_EQUAL(shared_gpu_warnings("FAKE_NVML_PROCS=2 SIMCU_MPS=1", "dev", 1), 0);
+    /* one process on the GPU */
+    CU_ASSERT_EQUAL(shared_gpu_warnings("FAKE_NVML_PROCS=1", "dev", 1), 0);
+    /* NVML cannot answer: nothing is claimed */
+    CU_ASSERT_EQUAL(shared_gpu_warnings("FAKE_NVML_PROCS=2 FAKE_NVML_FAIL=1", "dev", 1), 0);
+    /* no GPU memory through gdrx */
+    CU_ASSERT_EQUAL(shared_gpu_warnings("FAKE_NVML_PROCS=2", "host", 1), 0);
+}
+
+static const struct gdrx_test_case shared_cases[] = {
+    GDRX_TEST_CASE(test_shared_gpu_warns_once_per_job),
+    GDRX_TEST_CASE(test_shared_gpu_warns_each_process_without_launcher),
+    GDRX_TEST_CASE(test_shared_gpu_quiet_where_it_does_not_apply),
+    GDRX_TEST_END
+};
+
 static const struct gdrx_test_case system_cases[] = {
     GDRX_TEST_CASE(test_system_tls_unset),
     GDRX_TEST_CASE(test_system_tls_all),
@@ -205,6 +262,7 @@ int main(int argc, char **argv)
 {
     static struct gdrx_test_suite suites[] = {
         { "ucx_defaults_system", NULL, NULL, system_cases },
+        { "ucx_shared_gpu", NULL, NULL, shared_cases },
         GDRX_SUITE_END,
         GDRX_SUITE_END,
     };
@@ -212,7 +270,7 @@ int main(int argc, char **argv)
     char libpath[4 * PATH_MAX];
 
     if (ut_ucx_cuda_libpath(libpath, sizeof(libpath))) {
-        suites[1] = (struct gdrx_test_suite){ "ucx_defaults_cuda", NULL, NULL,
+        suites[2] = (struct gdrx_test_suite){ "ucx_defaults_cuda", NULL, NULL,
                                               cuda_cases };
     } else {
         tc_report_skip("ucx_defaults_cuda",

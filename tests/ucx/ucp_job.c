@@ -10,7 +10,9 @@
  *
  * SPDX-License-Identifier: MIT
  *
- * Usage: ucp_job [-m host|dev|mix] [-n MESSAGES] [-x MAXLEN] [-s SEED]
+ * Usage: ucp_job [-m host|dev|mix] [-n MESSAGES] [-x MAXLEN] [-s SEED] [-L]
+ * -L: each rank gets the local rank and size a launcher gives (Open MPI's
+ * OMPI_COMM_WORLD_LOCAL_RANK and _SIZE), as under mpirun.
  * Prints one line per rank, "rank R: N messages, B bad", and for rank 0
  * first "memtype lanes cuda N: tl,tl" (the transports of UCP's
  * memory-type endpoint for CUDA memory, from UCP's internals).  Exit 0 when
@@ -37,7 +39,8 @@ static struct {
     long        msgs;
     size_t      maxlen;
     uint64_t    seed;
-} opt = { "mix", 200, 1 << 20, 1 };
+    int         launcher;
+} opt = { "mix", 200, 1 << 20, 1, 0 };
 
 static int rank;
 
@@ -302,15 +305,16 @@ int main(int argc, char **argv)
     pid_t child;
     long bad;
 
-    while ((c = getopt(argc, argv, "m:n:x:s:")) != -1) {
+    while ((c = getopt(argc, argv, "m:n:x:s:L")) != -1) {
         switch (c) {
         case 'm': opt.mode = optarg; break;
         case 'n': opt.msgs = atol(optarg); break;
         case 'x': opt.maxlen = (size_t)atol(optarg); break;
         case 's': opt.seed = (uint64_t)atoll(optarg); break;
+        case 'L': opt.launcher = 1; break;
         default:
             fprintf(stderr, "usage: ucp_job [-m host|dev|mix] [-n MESSAGES] "
-                    "[-x MAXLEN] [-s SEED]\n");
+                    "[-x MAXLEN] [-s SEED] [-L]\n");
             return 2;
         }
     }
@@ -329,6 +333,10 @@ int main(int argc, char **argv)
     if (child < 0)
         return 2;
     rank = child == 0;
+    if (opt.launcher) {
+        setenv("OMPI_COMM_WORLD_LOCAL_RANK", rank ? "1" : "0", 1);
+        setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+    }
     if (rank == 0)
         setup(b[0], a[1]);
     else
