@@ -110,6 +110,19 @@ static void assert_memtype_lanes(const char *tl)
     CU_ASSERT_PTR_NOT_NULL(strstr(list, want));
 }
 
+/* The endpoint between the ranks stays below UCP's limit of lanes per
+ * endpoint (an extra CUDA-capable transport must not crowd one out; 1.13
+ * allows 6). */
+static void assert_ep_lanes(void)
+{
+    const char *p = strstr(out, "ep lanes (limit ");
+    unsigned limit = 0, n = 99;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT(sscanf(p, "ep lanes (limit %u) %u:", &limit, &n) == 2);
+    CU_ASSERT(n >= 1 && n < limit);
+}
+
 /* gdrx moved device data (both directions, both ranks' counters). */
 static void assert_gdrx_moved(void)
 {
@@ -146,6 +159,7 @@ static void job_pair(int cuda, const char *env, const char *memtype_tl, int seed
     CU_ASSERT_EQUAL_FATAL(run_job(cuda, env, args), 0);
     assert_clean(atol(MSGS));
     assert_memtype_lanes(memtype_tl);
+    assert_ep_lanes();
     assert_gdrx_moved();
 }
 

@@ -15,7 +15,9 @@
  * OMPI_COMM_WORLD_LOCAL_RANK and _SIZE), as under mpirun.
  * Prints one line per rank, "rank R: N messages, B bad", and for rank 0
  * first "memtype lanes cuda N: tl,tl" (the transports of UCP's
- * memory-type endpoint for CUDA memory, from UCP's internals).  Exit 0 when
+ * memory-type endpoint for CUDA memory, from UCP's internals) and at the
+ * end "ep lanes (limit L) N: tl,..." (its endpoint to the other rank, and
+ * the most lanes this UCX allows one).  Exit 0 when
  * both ranks checked every message, 1 on a bad byte, 2 on an error.
  */
 #include <cuda.h>
@@ -174,24 +176,24 @@ static void xfer(int fd, void *buf, size_t len, int out)
     }
 }
 
-/* Which transports UCP's memory-type endpoint for CUDA memory uses. */
-static void print_memtype_lanes(void)
+/* "WHAT N: tl,tl": the transports of an endpoint's lanes. */
+static void print_lanes(const char *what, ucp_ep_h e)
 {
-    ucp_ep_h mep = worker->mem_type_ep[UCS_MEMORY_TYPE_CUDA];
-    ucp_lane_index_t lane, n;
+    ucp_lane_index_t lane, n = e ? ucp_ep_num_lanes(e) : 0;
 
-    if (mep == NULL) {
-        printf("memtype lanes cuda 0:\n");
-        return;
-    }
-    n = ucp_ep_num_lanes(mep);
-    printf("memtype lanes cuda %u:", (unsigned)n);
+    printf("%s %u:", what, (unsigned)n);
     for (lane = 0; lane < n; ++lane) {
-        ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(mep, lane);
+        ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(e, lane);
         printf("%s%s", lane ? "," : " ", context->tl_rscs[rsc].tl_rsc.tl_name);
     }
     printf("\n");
     fflush(stdout);
+}
+
+/* Which transports UCP's memory-type endpoint for CUDA memory uses. */
+static void print_memtype_lanes(void)
+{
+    print_lanes("memtype lanes cuda", worker->mem_type_ep[UCS_MEMORY_TYPE_CUDA]);
 }
 
 static void setup(int rfd, int wfd)
@@ -342,6 +344,13 @@ int main(int argc, char **argv)
     else
         setup(a[0], b[1]);
     bad = run();
+    if (rank == 0) {
+        char what[64];
+
+        /* UCP_MAX_LANES: what this UCX allows one endpoint */
+        snprintf(what, sizeof(what), "ep lanes (limit %d)", UCP_MAX_LANES);
+        print_lanes(what, ep);
+    }
     ucp_ep_destroy(ep);
     ucp_worker_destroy(worker);
     ucp_cleanup(context);
