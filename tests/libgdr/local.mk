@@ -65,6 +65,14 @@ tests_libgdr_test_vmm_free_SOURCES  = tests/libgdr/test_vmm_free.c
 tests_libgdr_test_vmm_free_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_vmm_free_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
 
+check_PROGRAMS += tests/libgdr/test_concurrent
+GDRX_SUITES    += tests/libgdr/test_concurrent
+GDRX_THREAD_SUITES += tests/libgdr/test_concurrent
+tests_libgdr_test_concurrent_SOURCES  = tests/libgdr/test_concurrent.c
+tests_libgdr_test_concurrent_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_concurrent_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_concurrent_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) $(DL_LIBS) -lpthread
+
 check_PROGRAMS += tests/libgdr/test_threads
 GDRX_SUITES    += tests/libgdr/test_threads
 tests_libgdr_test_threads_SOURCES  = tests/libgdr/test_threads.c
