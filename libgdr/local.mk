@@ -42,7 +42,12 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/log.h \
 	libgdr/src/log.c \
 	libgdr/src/errors.c \
-	libgdr/src/names.c
+	libgdr/src/names.c \
+	libgdr/src/ipoint.h
+# The interleaving points' hook exists in test builds only (ipoint.h).
+if GDRX_TEST_POINTS
+libgdr_libgdrx_la_SOURCES += libgdr/src/ipoint.c
+endif
 # Other directories append: GDRX_HAVE_NVRM (libgdr/src/nvrm/local.mk, with the
 # nvrm backend's sources), GDRX_HAVE_FREE_HOOKS (libgdr/src/hooks/local.mk).
 libgdr_libgdrx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src -I$(top_srcdir)/gdrdrv
