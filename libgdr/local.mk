@@ -22,6 +22,8 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/range.h \
 	libgdr/src/free_hook.h \
 	libgdr/src/free_hook.c \
+	libgdr/src/graph_mem.h \
+	libgdr/src/graph_mem.c \
 	libgdr/src/mem_events.h \
 	libgdr/src/mem_events.c \
 	libgdr/src/release_order.h \
