@@ -22,6 +22,8 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/range.h \
 	libgdr/src/free_hook.h \
 	libgdr/src/free_hook.c \
+	libgdr/src/graph_mem.h \
+	libgdr/src/graph_mem.c \
 	libgdr/src/mem_events.h \
 	libgdr/src/mem_events.c \
 	libgdr/src/release_order.h \
@@ -42,7 +44,12 @@ libgdr_libgdrx_la_SOURCES += \
 	libgdr/src/log.h \
 	libgdr/src/log.c \
 	libgdr/src/errors.c \
-	libgdr/src/names.c
+	libgdr/src/names.c \
+	libgdr/src/ipoint.h
+# The interleaving points' hook exists in test builds only (ipoint.h).
+if GDRX_TEST_POINTS
+libgdr_libgdrx_la_SOURCES += libgdr/src/ipoint.c
+endif
 # Other directories append: GDRX_HAVE_NVRM (libgdr/src/nvrm/local.mk, with the
 # nvrm backend's sources), GDRX_HAVE_FREE_HOOKS (libgdr/src/hooks/local.mk).
 libgdr_libgdrx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libgdr/src -I$(top_srcdir)/gdrdrv

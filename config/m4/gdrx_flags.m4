@@ -40,3 +40,23 @@ AC_DEFUN([GDRX_CHECK_CFLAGS], [
     AC_SUBST([GDRX_CFLAGS])
     AC_SUBST([GDRX_LDFLAGS])
 ])
+
+dnl Interleaving points (libgdr/src/ipoint.h): named places in libgdrx and
+dnl the UCX transport where a test parks a thread to force one schedule.
+dnl They exist in test builds only: --enable-all turns them on (its tests
+dnl need them) unless --disable-test-points; a plain build has none, and
+dnl libgdrx then exports no gdrx_test_* symbol.
+AC_DEFUN([GDRX_ARG_TEST_POINTS], [
+    AC_ARG_ENABLE([test-points],
+        [AS_HELP_STRING([--enable-test-points],
+            [compile the interleaving points the concurrency tests park
+             threads at (default: on with --enable-all, else off)])],
+        [], [enable_test_points=$enable_all])
+    AS_IF([test "x$enable_test_points" = xyes],
+          [AC_DEFINE([GDRX_TEST_POINTS], [1],
+                     [Define to compile the interleaving points (test builds only).])])
+    AM_CONDITIONAL([GDRX_TEST_POINTS], [test "x$enable_test_points" = xyes])
+    dnl A summary line, not GDRX_PART: off is a choice, never a missing part.
+    gdrx_summary="${gdrx_summary}$(printf '  %-22s %-4s %s' 'test points' "$enable_test_points" '')
+"
+])

@@ -32,6 +32,7 @@ struct gdrx_pin_req {
     int      device;      /* CUDA ordinal owning the memory */
     uint64_t buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time */
     uint32_t flags;       /* GDRX_PIN_FLAG_* */
+    int      launch_bound; /* a graph launch may free it unseen (graph_mem.h) */
 };
 
 /* Whether [dptr, dptr+len) reaches past its allocation (GDRX_PIN_FLAG_SPAN):

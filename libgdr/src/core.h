@@ -165,6 +165,9 @@ int  gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin);
 struct gdrx_core_release;
 struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, int device,
                                                   void *cuctx);
+/* The same over a graph launch: every launch-bound pin (graph_mem.h);
+ * NULL at the cost of one load when there is none. */
+struct gdrx_core_release *gdrx_core_release_begin_launch(void);
 /* 1 and the range the held pins' allocations span, or 0 if none is held. */
 int gdrx_core_release_hull(const struct gdrx_core_release *r, uint64_t *lo, uint64_t *hi);
 void gdrx_core_release_end(struct gdrx_core_release *r, int released,

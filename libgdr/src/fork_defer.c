@@ -68,6 +68,17 @@ int gdrx_fork_refuse(const char *what)
     return -EDEADLK;
 }
 
+/* Whether gdrx_unmap, locked, would find a range to release: the states
+ * pin_state.c's unmap column accepts.  Read without the pin's lock, as the
+ * other checks here: a thread changing this pin while another forks races
+ * with itself, locked or not.  Without it a deferred unmap of a pin never
+ * mapped said 0 where the locked call says -EINVAL. */
+static int has_mapping(const struct gdrx_pin *p)
+{
+    enum gdrx_pin_state s = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+    return s == GDRX_PIN_MAPPED || s == GDRX_PIN_REVOKED_MAPPED || s == GDRX_PIN_REVOKED_LEAKED;
+}
+
 int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pin, int *rc)
 {
     if (!fork_holder)
@@ -83,7 +94,7 @@ int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pi
                atomic_load_explicit(&c->state, memory_order_relaxed) == GDRX_CTX_FORKED ||
                (p && atomic_load_explicit(&p->fp.err, memory_order_relaxed) == -ECHILD)) {
         *rc = -ECHILD;
-    } else if (!p || p->ctx != c) {
+    } else if (!p || p->ctx != c || (!ends_pin && !has_mapping(p))) {
         *rc = -EINVAL;
     } else {
         /* as far as the caller knows, a queued unpin ended the pin (any

@@ -109,12 +109,20 @@ void *gdrx_mem_events_release_begin(const struct gdrx_cuda_hooks_release *what)
     case GDRX_RELEASE_PRIMARY_CTX:
         t->core = what->device >= 0 ? gdrx_core_release_begin(0, 0, what->device, NULL) : NULL;
         break;
+    case GDRX_RELEASE_GRAPH_LAUNCH:
+        t->core = gdrx_core_release_begin_launch();
+        break;
     default:
         t->core = what->ctx ? gdrx_core_release_begin(0, 0, -1, what->ctx) : NULL;
         break;
     }
-    /* A context's FREE events are those of its pinned allocations. */
-    bool events = what->kind == GDRX_RELEASE_RANGE || gdrx_core_release_hull(t->core, &lo, &hi);
+    /* A context's FREE events are those of its pinned allocations.  A
+     * launch raises none: it may free none of them (its pins go because it
+     * might), and a FREE of live memory would drop a subscriber's entry of
+     * it; GRAPH_LAUNCH tells them to re-check instead. */
+    bool launch = what->kind == GDRX_RELEASE_GRAPH_LAUNCH;
+    bool events = !launch && (what->kind == GDRX_RELEASE_RANGE ||
+                              gdrx_core_release_hull(t->core, &lo, &hi));
     if (hi < lo)
         hi = UINT64_MAX;
     t->order = events && gdrx_mem_events_subscribed() ? gdrx_release_order_begin(lo, hi) : -1;
@@ -130,7 +138,9 @@ void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_relea
     struct release_token *t = token;
     bool range = what->kind == GDRX_RELEASE_RANGE;
 
-    gdrx_core_release_end(t->core, released, range ? NULL : context_freed);
+    bool launch = what->kind == GDRX_RELEASE_GRAPH_LAUNCH;
+
+    gdrx_core_release_end(t->core, released, range || launch ? NULL : context_freed);
     if (released && range) {
         struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_FREE, .base = what->base,
                                      .size = what->size, .device = what->device };

@@ -12,6 +12,7 @@
 
 #include "core.h"
 #include "free_hook.h"
+#include "graph_mem.h"
 #include "log.h"
 #include "pin_index.h"
 #include "sync_memops.h"
@@ -116,7 +117,12 @@ static int describe_allocation(const struct gdrx_cuda *cu, struct gdrx_pin_req *
         return gdrx_cuda_errno(res);
     }
     req->buffer_id = buffer_id;
-    return 0;
+    int bound = gdrx_graph_mem_launch_bound(cu, req->dptr);
+    if (bound < 0)
+        return bound;
+    req->launch_bound = bound;
+    /* held over every graph launch, so only where launches are seen */
+    return bound ? gdrx_graph_mem_launches_seen() : 0;
 }
 
 /* A span reaches its neighbours: each allocation in the rest of the range
@@ -162,7 +168,8 @@ static int pin_into_slot(struct gdrx_ctx *ctx, const struct gdrx_pin_req *req, u
 
     /* Findable by the free hook before the backend pins: a free racing
      * with this pin waits for pin->lock and then revokes it. */
-    int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, gdrx_pin_req_guard_end(req));
+    int rc = gdrx_pin_index_add(pin, *id, req->alloc_base, gdrx_pin_req_guard_end(req),
+                                req->launch_bound);
     if (rc)
         goto err_slot;
     gdrx_fork_hold(); /* a backend may map while it pins (dmabuf's probe) */

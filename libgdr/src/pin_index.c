@@ -24,12 +24,14 @@ struct entry {
     uint64_t         lo, hi;
     struct gdrx_pin *pin;
     uint64_t         id;
+    int              launch;
 };
 
 static pthread_rwlock_t index_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct entry    *entries;
 static size_t           count, capacity;
 static uint64_t         span_max; /* longest hi - lo; reset when empty */
+static size_t           nlaunch;  /* entries with launch set (atomic reads) */
 
 /* First position whose lo is >= lo. */
 static size_t lower_bound(uint64_t lo)
@@ -46,7 +48,7 @@ static size_t lower_bound(uint64_t lo)
     return a;
 }
 
-int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t hi)
+int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t hi, int launch)
 {
     int rc = 0;
 
@@ -64,8 +66,10 @@ int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t 
     size_t at = lower_bound(lo);
     for (size_t i = count; i > at; i--)
         entries[i] = entries[i - 1];
-    entries[at] = (struct entry){ .lo = lo, .hi = hi, .pin = pin, .id = id };
+    entries[at] = (struct entry){ .lo = lo, .hi = hi, .pin = pin, .id = id, .launch = launch };
     count++;
+    if (launch)
+        __atomic_store_n(&nlaunch, nlaunch + 1, __ATOMIC_RELEASE);
     if (hi - lo > span_max)
         span_max = hi - lo;
 out:
@@ -79,6 +83,8 @@ void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo)
     for (size_t i = lower_bound(lo); i < count && entries[i].lo == lo; i++) {
         if (entries[i].pin != pin || entries[i].id != id)
             continue;
+        if (entries[i].launch)
+            __atomic_store_n(&nlaunch, nlaunch - 1, __ATOMIC_RELEASE);
         for (; i + 1 < count; i++)
             entries[i] = entries[i + 1];
         if (--count == 0)
@@ -106,6 +112,27 @@ size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, s
     return found;
 }
 
+size_t gdrx_pin_index_find_launch_bound(struct gdrx_pin_ref *out, size_t max)
+{
+    size_t found = 0;
+
+    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_READ);
+    for (size_t i = 0; i < count && found < nlaunch; i++) {
+        if (!entries[i].launch)
+            continue;
+        if (found < max)
+            out[found] = (struct gdrx_pin_ref){ .pin = entries[i].pin, .id = entries[i].id };
+        found++;
+    }
+    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
+    return found;
+}
+
+int gdrx_pin_index_launch_bound(void)
+{
+    return __atomic_load_n(&nlaunch, __ATOMIC_ACQUIRE) != 0;
+}
+
 void gdrx_pin_index_fork_prepare(void)
 {
     gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_WRITE);
@@ -120,5 +147,6 @@ void gdrx_pin_index_fork_child(void)
 {
     count = 0;
     span_max = 0;
+    nlaunch = 0;
     gdrx_rwlock_child_reset(&index_lock, GDRX_LOCK_INDEX);
 }

@@ -23,8 +23,10 @@ struct gdrx_pin_ref {
     uint64_t         id;  /* the pin's id; the slot may hold another pin by now */
 };
 
-/* Add [lo, hi) for the pin; 0 or -ENOMEM.  pin->lock held. */
-int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t hi);
+/* Add [lo, hi) for the pin; 0 or -ENOMEM.  pin->lock held.  launch: the
+ * pin's memory is a CUDA graph allocation, which a graph launch may free
+ * with no call the hooks see (graph_mem.h). */
+int gdrx_pin_index_add(struct gdrx_pin *pin, uint64_t id, uint64_t lo, uint64_t hi, int launch);
 /* Remove what gdrx_pin_index_add(pin, id, lo, ...) added (if it is there). */
 void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo);
 
@@ -32,6 +34,12 @@ void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo);
  * returns how many there are (call again with room for more if that
  * exceeds max).  O(log n + pins near the range). */
 size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max);
+
+/* The same for the pins added with launch set, wherever they are.  Every
+ * graph launch asks, so whether there are any is one atomic load
+ * (gdrx_pin_index_launch_bound), without the lock. */
+size_t gdrx_pin_index_find_launch_bound(struct gdrx_pin_ref *out, size_t max);
+int gdrx_pin_index_launch_bound(void);
 
 /* fork: the prepare handler takes the lock, the parent's releases it, the
  * child's empties the index (the parent's pins are not the child's) and

@@ -65,12 +65,26 @@ int gdrx_pin_refresh_stale_locked(struct gdrx_pin *pin)
     return stale;
 }
 
-/* The pins overlapping [lo, hi): *refs is local (room entries) or, when
- * more are needed, an array the caller frees; returns how many are in it. */
-static size_t pins_in(uint64_t lo, uint64_t hi, struct gdrx_pin_ref **refs, size_t *room)
+/* What one hooked call may release (gdrx_core_release_begin*). */
+struct release_what {
+    uint64_t lo, hi;
+    int      device;
+    void    *cuctx;
+    bool     launch;
+};
+
+static size_t find(const struct release_what *w, struct gdrx_pin_ref *out, size_t max)
+{
+    return w->launch ? gdrx_pin_index_find_launch_bound(out, max)
+                     : gdrx_pin_index_find(w->lo, w->hi, out, max);
+}
+
+/* The pins w may concern: *refs is local (room entries) or, when more are
+ * needed, an array the caller frees; returns how many are in it. */
+static size_t pins_in(const struct release_what *w, struct gdrx_pin_ref **refs, size_t *room)
 {
     struct gdrx_pin_ref *local = *refs;
-    size_t n = gdrx_pin_index_find(lo, hi, *refs, *room);
+    size_t n = find(w, *refs, *room);
 
     while (n > *room) {
         struct gdrx_pin_ref *more = realloc(*refs == local ? NULL : *refs, n * sizeof(*more));
@@ -78,7 +92,7 @@ static size_t pins_in(uint64_t lo, uint64_t hi, struct gdrx_pin_ref **refs, size
             break; /* those we have; the rest at their next query */
         *refs = more;
         *room = n;
-        n = gdrx_pin_index_find(lo, hi, *refs, *room);
+        n = find(w, *refs, *room);
     }
     return n < *room ? n : *room;
 }
@@ -90,18 +104,22 @@ struct gdrx_core_release {
     struct gdrx_pin_ref refs[]; /* then n allocation bases (the end's) */
 };
 
-/* Whether the live pin's memory goes with what the call releases: the
- * range [lo, hi) (device < 0, no cuctx), the primary context of device,
- * or the context cuctx.  A context owns an allocation when
+/* Whether the live pin's memory goes with what the call releases: a graph
+ * launch's launch-bound pins (launch), the range [lo, hi) (device < 0, no
+ * cuctx), the primary context of device, or the context cuctx.  A context owns an allocation when
  * CU_POINTER_ATTRIBUTE_CONTEXT names it; the primary context is the one
  * the pin's gdrx context retained for the device (a pin is made under
  * it).  Where CUDA cannot tell, the pin goes (the safe side). */
-static bool goes_with(struct gdrx_pin *pin, uint64_t lo, uint64_t hi, int device, void *cuctx)
+static bool goes_with(struct gdrx_pin *pin, const struct release_what *w)
 {
     CUcontext owner = NULL;
+    int device = w->device;
+    void *cuctx = w->cuctx;
 
+    if (w->launch)
+        return pin->req.launch_bound;
     if (!cuctx && device < 0)
-        return pin->req.alloc_base < hi && gdrx_pin_req_guard_end(&pin->req) > lo;
+        return pin->req.alloc_base < w->hi && gdrx_pin_req_guard_end(&pin->req) > w->lo;
     if (!cuctx && pin->req.device != device)
         return false;
     if (!cuctx) {
@@ -115,20 +133,11 @@ static bool goes_with(struct gdrx_pin *pin, uint64_t lo, uint64_t hi, int device
     return (void *)owner == cuctx;
 }
 
-struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, int device,
-                                                  void *cuctx)
+static struct gdrx_core_release *hold(const struct release_what *w)
 {
     struct gdrx_pin_ref local[16], *refs = local;
     size_t room = sizeof(local) / sizeof(local[0]);
-    uint64_t lo = 0, hi = UINT64_MAX;
-
-    if (!cuctx && device < 0) {
-        lo = base;
-        hi = base + (size ? size : 1);
-        if (hi < lo)
-            hi = UINT64_MAX;
-    }
-    size_t n = pins_in(lo, hi, &refs, &room);
+    size_t n = pins_in(w, &refs, &room);
     struct gdrx_core_release *r =
         n ? malloc(sizeof(*r) + n * (sizeof(r->refs[0]) + sizeof(uint64_t))) : NULL;
     /* Without memory for the list the call goes on unheld: its pins are
@@ -143,7 +152,7 @@ struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, in
             struct gdrx_pin *pin = refs[i].pin;
             gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
             if (gdrx_ht_is_live(&pin->h, refs[i].id) && !gdrx_pin_is_revoked(pin) &&
-                pin->state != GDRX_PIN_FORKED && goes_with(pin, lo, hi, device, cuctx)) {
+                pin->state != GDRX_PIN_FORKED && goes_with(pin, w)) {
                 gdrx_pin_fence(pin);
                 r->refs[r->n++] = refs[i];
                 uint64_t end = gdrx_pin_req_guard_end(&pin->req);
@@ -156,6 +165,28 @@ struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, in
     if (refs != local)
         free(refs);
     return r;
+}
+
+struct gdrx_core_release *gdrx_core_release_begin(uint64_t base, size_t size, int device,
+                                                  void *cuctx)
+{
+    struct release_what w = { .lo = 0, .hi = UINT64_MAX, .device = device, .cuctx = cuctx };
+
+    if (!cuctx && device < 0) {
+        w.lo = base;
+        w.hi = base + (size ? size : 1);
+        if (w.hi < w.lo)
+            w.hi = UINT64_MAX;
+    }
+    return hold(&w);
+}
+
+struct gdrx_core_release *gdrx_core_release_begin_launch(void)
+{
+    struct release_what w = { .device = -1, .launch = true };
+
+    /* one load for a process with no launch-bound pin */
+    return gdrx_pin_index_launch_bound() ? hold(&w) : NULL;
 }
 
 int gdrx_core_release_hull(const struct gdrx_core_release *r, uint64_t *lo, uint64_t *hi)

@@ -24,3 +24,22 @@ gdrx-needs-cunit:
 if !HAVE_CUNIT
 check-am check-threads: gdrx-needs-cunit
 endif
+
+# Interleaving points (tests/harness/ipoint.h): test-point builds only, as
+# libgdrx's hook is.  A suite that parks threads links GDRX_IPOINT_LIBS.
+if GDRX_TEST_POINTS
+check_LTLIBRARIES += tests/harness/libgdrx_ipoint.la
+tests_harness_libgdrx_ipoint_la_SOURCES = tests/harness/ipoint.c tests/harness/ipoint.h
+tests_harness_libgdrx_ipoint_la_CFLAGS  = $(AM_CFLAGS) -pthread
+tests_harness_libgdrx_ipoint_la_LIBADD  = $(top_builddir)/libgdr/libgdrx.la -lpthread
+GDRX_IPOINT_LIBS = $(top_builddir)/tests/harness/libgdrx_ipoint.la
+
+check_PROGRAMS     += tests/harness/test_ipoint
+GDRX_SUITES        += tests/harness/test_ipoint
+GDRX_THREAD_SUITES += tests/harness/test_ipoint
+tests_harness_test_ipoint_SOURCES  = tests/harness/test_ipoint.c
+tests_harness_test_ipoint_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_harness_test_ipoint_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_harness_test_ipoint_LDADD    = $(GDRX_IPOINT_LIBS) $(top_builddir)/libgdr/libgdrx.la \
+	$(GDRX_TEST_LIBS) -lpthread
+endif

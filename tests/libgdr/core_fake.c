@@ -6,6 +6,7 @@
 #include "core_fake.h"
 #include "fork_defer.h"
 #include "free_hook.h"
+#include "graph_mem.h"
 
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -27,6 +28,20 @@ static int find(uint64_t p)
 int gdrx_free_hook_enable(void)
 {
     return -ENOSYS;
+}
+
+/* The fake allocations are cuMemAlloc's: no graph launch frees them
+ * (graph memory has its own suite, test_graph_mem, on the simulated GPU). */
+int gdrx_graph_mem_launch_bound(const struct gdrx_cuda *cu, CUdeviceptr dptr)
+{
+    (void)cu;
+    (void)dptr;
+    return 0;
+}
+
+int gdrx_graph_mem_launches_seen(void)
+{
+    return 0;
 }
 
 int fake_alloc(uint64_t base, size_t size)

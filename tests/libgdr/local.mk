@@ -179,3 +179,10 @@ tests_libgdr_env_probe_LDADD    = -lpthread
 tests_libgdr_test_env_SOURCES   = tests/libgdr/test_env.c
 tests_libgdr_test_env_CPPFLAGS  = $(GDRX_TEST_CPPFLAGS)
 tests_libgdr_test_env_LDADD     = $(GDRX_TEST_LIBS)
+
+# CUDA graph memory and pools (issue 43, defects 6 and 13).
+check_PROGRAMS += tests/libgdr/test_graph_mem
+GDRX_SUITES    += tests/libgdr/test_graph_mem
+tests_libgdr_test_graph_mem_SOURCES  = tests/libgdr/test_graph_mem.c
+tests_libgdr_test_graph_mem_CPPFLAGS = $(GDRX_TEST_CPPFLAGS)
+tests_libgdr_test_graph_mem_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)

@@ -5,6 +5,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#ifdef HAVE_CONFIG_H
+#  include "config.h" /* GDRX_TEST_POINTS */
+#endif
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +182,27 @@ static void test_exports_only_gdrx(void)
     CU_ASSERT(count >= 16); /* every public function */
 }
 
+/* The interleaving points' entries (libgdr/src/ipoint.h) are exported by a
+ * test-point build, and by no other: a release library has none. */
+static void test_test_points_exported_only_in_test_builds(void)
+{
+    const char *dir = getenv("GDRX_TEST_BUILDDIR");
+    char cmd[1024], out[4096];
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    snprintf(cmd, sizeof(cmd),
+             "nm -D --defined-only '%s/libgdr/.libs/libgdrx.so.0' | "
+             "sed 's/@.*//' | grep -E ' (gdrx_test_.*|gdrx_open)$' 2>&1", dir);
+    gdrx_test_capture(cmd, out, sizeof(out));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " gdrx_open\n")); /* nm did read it */
+#ifdef GDRX_TEST_POINTS
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " gdrx_test_ipoint\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " gdrx_test_ipoint_hook_set\n"));
+#else
+    CU_ASSERT_PTR_NULL(strstr(out, "gdrx_test_"));
+#endif
+}
+
 static void test_soname(void)
 {
     const char *dir = getenv("GDRX_TEST_BUILDDIR");
@@ -202,6 +227,7 @@ const struct gdrx_test_case api_meta_cases[] = {
     GDRX_TEST_CASE(test_silent_without_log_level),
     GDRX_TEST_CASE(test_logs_with_log_level),
     GDRX_TEST_CASE(test_exports_only_gdrx),
+    GDRX_TEST_CASE(test_test_points_exported_only_in_test_builds),
     GDRX_TEST_CASE(test_soname),
     GDRX_TEST_END,
 };

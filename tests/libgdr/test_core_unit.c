@@ -276,7 +276,7 @@ static void test_index_matches_scan(void)
     for (int i = 0; i < N; i++) {
         lo[i] = gdrx_test_rand(&rnd) % 100000;
         hi[i] = lo[i] + 1 + gdrx_test_rand(&rnd) % (i % 10 == 0 ? 50000 : 500);
-        CU_ASSERT_EQUAL_FATAL(gdrx_pin_index_add(&fake_pins[i], (uint64_t)i + 1, lo[i], hi[i]), 0);
+        CU_ASSERT_EQUAL_FATAL(gdrx_pin_index_add(&fake_pins[i], (uint64_t)i + 1, lo[i], hi[i], 0), 0);
     }
     for (int q = 0; q < 2000; q++) {
         if (q == 1000) /* remove every other entry half way */

@@ -338,7 +338,7 @@ static struct {
     gdrx_t g, g2;
     gdrx_pin_t pins[LATE2_PINS], mapped, other;
     CUdeviceptr a;
-    int unpins_ok, unmap, unmap_again, unpin_mapped, unmap_after_unpin;
+    int unpins_ok, unmap, unmap_again, unpin_mapped, unmap_after_unpin, unmap_unmapped;
     int other_ctx, no_ctx, query, mem_query, sync, subscribe, open;
 } late2;
 
@@ -365,6 +365,9 @@ static void late2_prepare(void)
     late2.unmap_again = gdrx_unmap(late2.g, late2.mapped);
     late2.unpin_mapped = gdrx_unpin(late2.g, late2.mapped);
     late2.unmap_after_unpin = gdrx_unmap(late2.g, late2.mapped);
+    /* a pin that was never mapped: what the locked path says (issue 43,
+     * defect 12: the deferred path said 0 and only the log knew) */
+    late2.unmap_unmapped = gdrx_unmap(late2.g, late2.other);
     late2.other_ctx = gdrx_unpin(late2.g2, late2.other);
     late2.no_ctx = gdrx_unpin(none, late2.other);
     late2.query = gdrx_pin_query(late2.g, late2.other, &info);
@@ -425,6 +428,8 @@ static void test_handler_after_ours_more(void)
     CU_ASSERT_EQUAL(late2.unmap_again, -EINVAL);
     CU_ASSERT_EQUAL(late2.unpin_mapped, 0);
     CU_ASSERT_EQUAL(late2.unmap_after_unpin, -EINVAL);
+    CU_ASSERT_EQUAL(late2.unmap_unmapped, -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_unmap(late2.g, late2.other), -EINVAL); /* the same, locked */
     CU_ASSERT_EQUAL(late2.other_ctx, -EINVAL);
     CU_ASSERT_EQUAL(late2.no_ctx, -EBADF);
     CU_ASSERT_EQUAL(late2.query, -EDEADLK);

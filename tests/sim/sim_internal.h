@@ -81,6 +81,11 @@ struct sim_object {
     int                       ipc;    /* with vmm: a cuIpcOpenMemHandle mapping, whose
                                          VA is the sim's (sim_ipc.c) */
     int                       shared; /* a pool for sub-allocations */
+    /* The device's, not the context's (a context reset or destroy leaves
+     * it, as on the H100): stream_pool, memory of cuMemAllocAsync; graph,
+     * a graph allocation, whose VA is its node's and whose pages are the
+     * device's graph pool's (sim_graph.c). */
+    int                       stream_pool, graph;
     uint64_t                  va;
     size_t                    size;
     size_t                    high_water; /* end of the highest offset ever used */
@@ -156,6 +161,14 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
 CUresult sim_mem_free(CUdeviceptr dptr);
 /* What a destroyed context takes with it. */
 void sim_mem_free_ctx(const struct CUctx_st *ctx);
+/* A graph allocation node's launch: the graph pool's pages bk (not the
+ * object's to destroy) at the node's va; sim_graph_pages_freed(bk) gets
+ * them back when it is freed (free node, cuMemFree, cuMemFreeAsync). */
+CUresult sim_mem_map_graph(uint64_t va, size_t size, int device, struct CUctx_st *ctx,
+                           const struct sim_backing_object *bk);
+void sim_graph_pages_freed(int device, const struct sim_backing_object *bk);
+/* 1 if p is the base of a live graph allocation. */
+int sim_mem_is_graph_alloc(uint64_t p);
 /* Device VA (sim_memory.c's allocator, which takes sim.lock itself): 0 if
  * none is left. */
 uint64_t sim_va_take(int device, size_t size);

@@ -213,7 +213,16 @@ static void publish(struct sim_alloc *a, int new_object)
     sim_unlock();
 }
 
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
+
 CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
+{
+    return mem_alloc(dptr, size, ctx, 0);
+}
+
+/* stream_pool: the device's memory pool's (cuMemAllocAsync): an object of
+ * its own, never sub-allocated with cuMemAlloc's. */
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
 {
     int device = ctx->device;
     struct sim_alloc *a = calloc(1, sizeof(*a));
@@ -225,7 +234,7 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
     sim_lock();
     a->size = size;
     a->span = sim_round_up(size, sim.suballoc_align);
-    int pooled = use_pool(size);
+    int pooled = !stream_pool && use_pool(size);
     if (pooled && pool_place_locked(ctx, a)) {
         sim_unlock();
         *dptr = a->obj->va + a->offset;
@@ -252,6 +261,7 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
     o->device = device;
     o->ctx = ctx;
     o->shared = pooled;
+    o->stream_pool = stream_pool;
     o->va = va;
     o->size = osize;
 
@@ -268,6 +278,11 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
 static void destroy_object(struct sim_object *o)
 {
     sim_notify_object_destroyed(o->id);
+    if (o->graph) { /* the pages go back to the graph pool, the VA stays the node's */
+        sim_graph_pages_freed(o->device, &o->bk);
+        free(o);
+        return;
+    }
     if (o->vmm) {
         sim_vmm_unmapped(o->vmm);
         free(o);
@@ -324,6 +339,42 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;
+}
+
+CUresult sim_mem_map_graph(uint64_t va, size_t size, int device, struct CUctx_st *ctx,
+                           const struct sim_backing_object *bk)
+{
+    struct sim_alloc *a = calloc(1, sizeof(*a));
+    struct sim_object *o = calloc(1, sizeof(*o));
+
+    if (!a || !o) {
+        free(a);
+        free(o);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    o->bk = *bk;
+    o->device = device;
+    o->ctx = ctx;
+    o->graph = 1;
+    o->va = va;
+    o->size = bk->size;
+    a->size = size;
+    a->span = size;
+    sim_lock();
+    o->id = ++sim.next_object_id;
+    add_object_locked(o, a);
+    sim_unlock();
+    publish(a, 1);
+    return CUDA_SUCCESS;
+}
+
+int sim_mem_is_graph_alloc(uint64_t p)
+{
+    sim_lock();
+    const struct sim_alloc *a = sim_find_alloc_locked(p, 0);
+    int yes = a && a->obj->graph && a->obj->va + a->offset == p;
+    sim_unlock();
+    return yes;
 }
 
 static CUresult free_alloc(CUdeviceptr dptr, int kind, size_t size);
@@ -389,7 +440,9 @@ void sim_mem_free_ctx(const struct CUctx_st *ctx)
         uint64_t base = 0;
         sim_lock();
         for (struct sim_object *o = sim.objects; o && !base; o = o->next) {
-            if (o->ctx != ctx)
+            /* pool and graph memory is the device's (the H100 keeps it
+             * over a context reset: issue 43) */
+            if (o->ctx != ctx || o->stream_pool || o->graph)
                 continue;
             for (struct sim_alloc *a = o->allocs; a && !base; a = a->next)
                 if (a->state == SIM_LIVE)
@@ -403,7 +456,8 @@ void sim_mem_free_ctx(const struct CUctx_st *ctx)
 
 /* ---- CUDA entry points ---- */
 
-static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s)
+static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s,
+                                int stream_pool)
 {
     CUresult rc = sim_begin(name, SIM_NEED_CTX);
     if (rc != CUDA_SUCCESS)
@@ -416,7 +470,7 @@ static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size
         return rc;
     if (size > SIM_VA_PER_DEVICE)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    return sim_mem_alloc(dptr, size, sim_current_ctx());
+    return mem_alloc(dptr, size, sim_current_ctx(), stream_pool);
 }
 
 static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
@@ -433,13 +487,13 @@ static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
 /* The entry points hooks patch: see sim_entry.h. */
 SIM_IMPL CUresult impl_mem_alloc(CUdeviceptr *dptr, size_t bytesize)
 {
-    return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL);
+    return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL, 0);
 }
 SIM_ENTRY(cuMemAlloc_v2, impl_mem_alloc);
 
 SIM_IMPL CUresult impl_mem_alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream);
+    return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream, 1);
 }
 SIM_ENTRY(cuMemAllocAsync, impl_mem_alloc_async);
 

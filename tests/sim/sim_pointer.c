@@ -69,6 +69,10 @@ static CUresult attr_value_locked(const struct sim_alloc *a, CUpointer_attribute
         *v = (uint64_t)o->device;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        /* cuMemAlloc's memory only (cuIpcGetMemHandle takes nothing else):
+         * not a pool's, a graph's, nor a VMM mapping made here */
+        *v = !o->stream_pool && !o->graph && (!o->vmm || o->ipc);
+        return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
         *v = 1;

@@ -45,6 +45,7 @@ enum gdrx_cuda_hooks_release_kind {
     GDRX_RELEASE_RANGE,
     GDRX_RELEASE_PRIMARY_CTX,
     GDRX_RELEASE_CTX,
+    GDRX_RELEASE_GRAPH_LAUNCH, /* what a graph launch may free: no range */
 };
 
 struct gdrx_cuda_hooks_release {

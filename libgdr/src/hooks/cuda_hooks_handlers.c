@@ -211,16 +211,24 @@ static CUresult h_ctx_gone(uintptr_t a1, U a2, U a3, U a4, U a5, REC pt)
 }
 
 /* A graph launch (a1: the executable graph, a2: the stream) may run
- * memory free nodes, which release memory with no call gdrx can see: each
- * launch that CUDA took is reported, after it was enqueued, so that
- * whoever trusts FREE events re-checks (the nodes run later, in stream
- * order; a freed address is reused only by a later launch, reported too). */
+ * memory free nodes, which release memory with no call gdrx can see, and
+ * allocation nodes, which hand the pages out again.  Which allocations a
+ * launch frees cannot be told, so the pins of graph memory are held over
+ * every launch, as over a free, and revoked if CUDA took it (graph_mem.h).
+ * Each launch that CUDA took is also reported, after it was enqueued, so
+ * that whoever trusts FREE events re-checks (the nodes run later, in
+ * stream order; a freed address is reused only by a later launch). */
 static CUresult h_graph_launch(CUgraphExec g, CUstream s, U a3, U a4, U a5, REC pt)
 {
+    void *original = gdrx_entry_original(pt); /* first: entry_patch.h */
     bool outer = enter();
-    CUresult r = ((graph_launch_fn)gdrx_entry_original(pt))(g, s);
+    struct gdrx_cuda_hooks_release what = { .kind = GDRX_RELEASE_GRAPH_LAUNCH, .device = -1 };
+    void *token = outer ? release_begin(&what) : NULL;
+    CUresult r = ((graph_launch_fn)original)(g, s);
 
     (void)a3; (void)a4; (void)a5;
+    if (outer)
+        release_end(token, &what, r);
     if (outer && r == CUDA_SUCCESS) {
         struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_GRAPH_LAUNCH, .device = -1 };
         sinks.event(&ev);
