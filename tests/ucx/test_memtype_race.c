@@ -17,6 +17,7 @@
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
 #include <ucs/memory/memtype_cache.h>
+#include <uct/api/version.h>
 
 #include "ipoint.h"
 #include "ut_uct.h"
@@ -105,8 +106,65 @@ static void test_free_alloc_same_address(void)
     ut_close(&u);
 }
 
+#if UCT_API >= UCT_VERSION(1, 22)
+struct ut_query {
+    uct_md_h     md;
+    CUdeviceptr  p;
+    ucs_status_t status;
+};
+
+static void *ut_query_thread(void *arg)
+{
+    struct ut_query *q          = arg;
+    uct_md_mem_attr_t attr = {.field_mask = UCT_MD_MEM_ATTR_FIELD_MEM_TYPE};
+
+    q->status = UCS_ERR_IO_ERROR;
+    if (tc_setup(0) == 0) {
+        q->status = uct_md_mem_query(q->md, (void*)q->p, 1, &attr);
+    }
+    return NULL;
+}
+
+/* UCX >= 1.22: a memory query writes the allocation it found into UCX's
+ * cache.  Thread C queries A and parks before the write; A is freed and B
+ * allocated at the same address; C goes on.  B's entry must stay (the
+ * removal after the write that this replaced took it with it). */
+static void test_query_free_alloc_same_address(void)
+{
+    struct ut_query q;
+    struct ut_uct u;
+    CUdeviceptr b;
+    pthread_t tc;
+
+    if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
+        CU_FAIL("setup");
+        return;
+    }
+    (void)ut_memtype_is_cuda(1, 1);
+    q.md = u.md;
+    q.p  = tc_alloc(UT_SIZE);
+    CU_ASSERT_FATAL(q.p != 0);
+    CU_ASSERT_EQUAL_FATAL(ipoint_arm("uct_gdrx.md.memtype_write"), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tc, NULL, ut_query_thread, &q), 0);
+    CU_ASSERT_EQUAL_FATAL(ipoint_wait("uct_gdrx.md.memtype_write", UT_WAIT_MS),
+                          0);
+    tc_free(q.p);
+    b = tc_alloc(UT_SIZE);
+    CU_ASSERT_EQUAL(ipoint_release("uct_gdrx.md.memtype_write"), 0);
+    pthread_join(tc, NULL);
+    CU_ASSERT_EQUAL(q.status, UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(b, q.p);
+    CU_ASSERT(ut_memtype_is_cuda(b, UT_SIZE));
+    tc_free(b);
+    ut_close(&u);
+}
+#endif
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_free_alloc_same_address),
+#if UCT_API >= UCT_VERSION(1, 22)
+    GDRX_TEST_CASE(test_query_free_alloc_same_address),
+#endif
     GDRX_TEST_END
 };
 
@@ -132,6 +190,10 @@ int main(int argc, char **argv)
         tc_report_skip(UT_SUITE, why);
         return gdrx_test_main(argc, argv, none);
     }
+#endif
+#if UCT_API < UCT_VERSION(1, 22)
+    printf("NOT RUN: test_query_free_alloc_same_address (UCX < 1.22 writes "
+           "no memory-type entry at a query)\n");
 #endif
     return gdrx_test_main(argc, argv, suites);
 }
