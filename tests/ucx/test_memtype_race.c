@@ -181,19 +181,17 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-#ifdef UT_UCX_HOOKS
-    static const struct gdrx_test_suite none[] = { GDRX_SUITE_END };
-    char why[PATH_MAX + 128];
+    const struct gdrx_test_suite *run = suites;
 
-    if (getenv("UT_UCX_HOOKS_PREFIX") == NULL) {
-        ut_reexec_with_ucx_cuda(argv, why, sizeof(why));
-        tc_report_skip(UT_SUITE, why);
-        return gdrx_test_main(argc, argv, none);
+#ifdef UT_UCX_HOOKS
+    run = ut_ucx_hooks_suites(argv, UT_SUITE, suites);
+    if (run != suites) {
+        return gdrx_test_main(argc, argv, run);
     }
 #endif
 #if UCT_API < UCT_VERSION(1, 22)
     printf("NOT RUN: test_query_free_alloc_same_address (UCX < 1.22 writes "
            "no memory-type entry at a query)\n");
 #endif
-    return gdrx_test_main(argc, argv, suites);
+    return gdrx_test_main(argc, argv, run);
 }

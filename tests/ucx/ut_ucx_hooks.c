@@ -16,6 +16,7 @@
 #include <ucm/api/ucm.h>
 #include <uct/api/version.h>
 
+#include "gdrx_test.h"
 #include "tcuda.h"
 
 static void ut_noop_event(ucm_event_type_t type, ucm_event_t *event, void *arg)
@@ -63,4 +64,18 @@ void ut_reexec_with_ucx_cuda(char **argv, char *why, size_t len)
     setenv("UT_UCX_HOOKS_PREFIX", prefix, 1);
     execv("/proc/self/exe", argv);
     snprintf(why, len, "cannot run again: %s", strerror(errno));
+}
+
+const struct gdrx_test_suite *ut_ucx_hooks_suites(char **argv, const char *suite_name,
+                                                  const struct gdrx_test_suite *suites)
+{
+    static const struct gdrx_test_suite none[] = { GDRX_SUITE_END };
+    char why[PATH_MAX + 128];
+
+    if (getenv("UT_UCX_HOOKS_PREFIX") != NULL) {
+        return suites;
+    }
+    ut_reexec_with_ucx_cuda(argv, why, sizeof(why));
+    tc_report_skip(suite_name, why);
+    return none;
 }

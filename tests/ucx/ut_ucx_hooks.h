@@ -18,4 +18,12 @@ int ut_ucx_hooks_work(void);
  * reason in why. */
 void ut_reexec_with_ucx_cuda(char **argv, char *why, size_t len);
 
+/* main() of a _ucx_hooks program: suites when this process runs next to
+ * the CUDA-enabled UCX (UT_UCX_HOOKS_PREFIX set); else runs itself again
+ * there, and only if that cannot be done reports suite_name's cases as not
+ * run and returns an empty table. */
+struct gdrx_test_suite;
+const struct gdrx_test_suite *ut_ucx_hooks_suites(char **argv, const char *suite_name,
+                                                  const struct gdrx_test_suite *suites);
+
 #endif
