@@ -139,13 +139,9 @@ typedef uct_md_mem_attr_t uct_gdrx_mem_attr_t;
 #  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
     ucs_memtype_cache_update(_base, _size, UCS_MEMORY_TYPE_CUDA, _sys_dev, \
                              UCS_MEM_FLAG_REGISTRABLE)
-#  define uct_gdrx_memtype_cache_remove(_base, _size) \
-    ucs_memtype_cache_remove(_base, _size)
 #  define UCT_GDRX_MEMTYPE_CACHE_WRITES 1
 #else
 #  define uct_gdrx_memtype_cache_update(_base, _size, _sys_dev) \
-    do { (void)(_base); (void)(_size); } while (0)
-#  define uct_gdrx_memtype_cache_remove(_base, _size) \
     do { (void)(_base); (void)(_size); } while (0)
 #  define UCT_GDRX_MEMTYPE_CACHE_WRITES 0
 #endif

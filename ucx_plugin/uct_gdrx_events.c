@@ -7,11 +7,21 @@
  * (cuCtxDestroy, cuDevicePrimaryCtxReset and cuIpcCloseMemHandle in every
  * release; cuMemFreeAsync and cuMemUnmap before 1.15), and a free nobody
  * raises leaves a memory-type cache entry and rcache regions naming memory
- * that is gone.  A free UCX also raises is then raised twice: harmless,
- * since a FREE only removes (an entry, a region) and removing twice, or
- * removing what a later allocation put there, costs a lookup, never a
- * wrong answer.  Graph launches, which neither sees otherwise, are counted
- * in both cases (uct_gdrx_events_graph_epoch).
+ * that is gone.  A free UCX also raises is then raised twice.
+ *
+ * gdrx's FREE comes after the driver freed the memory, so an allocation at
+ * the same address may come first: UCX's hooks raise its ALLOC, gdrx's
+ * late FREE then removes that entry too, and UCP takes the new device
+ * buffer for host memory (a crash in ucp_dt_pack).  A removed rcache
+ * region only costs a registration; a removed memory-type entry is a wrong
+ * answer.  So gdrx raises every allocation in both cases, UCX's included:
+ * libgdrx raises an ALLOC only after every FREE of its range that began
+ * before it (release_order.h) and before the allocating call returns, so
+ * the last word on an address is always the newest allocation's, whoever
+ * raised what before (test_memtype_race).  An ALLOC UCX also raised is
+ * raised twice: it writes the same entry again.  Graph launches, which
+ * neither sees otherwise, are counted in both cases
+ * (uct_gdrx_events_graph_epoch).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,6 +31,7 @@
 
 #include "uct_gdrx_events.h"
 #include "uct_gdrx_compat.h"
+#include "../libgdr/src/ipoint.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -73,10 +84,15 @@ static void uct_gdrx_events_cb(const struct gdrx_mem_event *event, void *arg)
     }
 
     if (event->type == GDRX_MEM_EVENT_ALLOC) {
+        /* the window of the top of the file: the driver has allocated,
+         * earlier FREEs of the range are out */
+        GDRX_IPOINT("uct_gdrx.events.alloc");
         type = UCM_EVENT_MEM_TYPE_ALLOC;
         __atomic_fetch_add(&uct_gdrx_events_count.alloc_dispatched, 1,
                            __ATOMIC_RELAXED);
     } else {
+        /* the driver has freed; another thread may allocate there now */
+        GDRX_IPOINT("uct_gdrx.events.free");
         type = UCM_EVENT_MEM_TYPE_FREE;
         __atomic_fetch_add(&uct_gdrx_events_count.free_dispatched, 1,
                            __ATOMIC_RELAXED);
@@ -192,13 +208,12 @@ static uct_gdrx_events_state_t uct_gdrx_events_start(void)
     uint32_t mask;
     int ret;
 
-    /* Frees and graph launches in every case (see the top of the file;
-     * neither UCX's hooks nor gdrx's see a graph's free nodes, only the
-     * launch that runs them); allocations where UCX raises none. */
-    mask = GDRX_MEM_EVENT_GRAPH_LAUNCH | GDRX_MEM_EVENT_FREE;
-    if (!ucx_hooks) {
-        mask |= GDRX_MEM_EVENT_ALLOC;
-    }
+    /* Everything in every case (see the top of the file: allocations also
+     * where UCX raises them, after gdrx's late FREEs; neither UCX's hooks
+     * nor gdrx's see a graph's free nodes, only the launch that runs
+     * them). */
+    mask = GDRX_MEM_EVENT_GRAPH_LAUNCH | GDRX_MEM_EVENT_FREE |
+           GDRX_MEM_EVENT_ALLOC;
     ret = gdrx_mem_events_subscribe(mask, uct_gdrx_events_cb, NULL,
                                     &uct_gdrx_events_sub);
     if (ret != 0) {

@@ -14,8 +14,8 @@
 typedef enum uct_gdrx_events_state {
     UCT_GDRX_EVENTS_OFF         = 0, /**< not started */
     UCT_GDRX_EVENTS_BRIDGED     = 1, /**< gdrx dispatches UCM events */
-    UCT_GDRX_EVENTS_UCX_HOOKS   = 2, /**< UCX's libucm_cuda raises the
-                                          allocations, both raise frees */
+    UCT_GDRX_EVENTS_UCX_HOOKS   = 2, /**< UCX's libucm_cuda raises events
+                                          too; gdrx raises all it sees */
     UCT_GDRX_EVENTS_UNAVAILABLE = 3  /**< nobody: validate cache hits */
 } uct_gdrx_events_state_t;
 

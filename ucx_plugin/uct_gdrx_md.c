@@ -25,6 +25,8 @@
 #include <string.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucm/event/event.h>
+#include "../libgdr/src/ipoint.h"
 #include <ucs/memory/memtype_cache.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
@@ -199,23 +201,35 @@ static ucs_status_t uct_gdrx_rkey_release(uct_component_t *component,
     return UCS_OK;
 }
 
-/* The allocation a memory query found may have been freed between the
- * query and the entry written for it: its FREE (raised after CUDA released
- * it) then came before the entry and removed nothing.  Asked again after
- * the write, CUDA still names the same allocation, or the entry goes: a
- * free after this check raises its FREE after the write, which removes it. */
-static void uct_gdrx_md_memtype_cache_confirm(const struct gdrx_mem_info *info)
+/* What a memory query found, into UCX's memory-type cache, only if it is
+ * still that allocation.  Every memory event (gdrx's bridge and UCX's own
+ * CUDA hooks alike) is raised inside ucm_event_enter, so while this holds
+ * UCM's lock exclusively none is on its way: the allocation is checked
+ * alive and its entry written in one step.  A free before the check fails
+ * it and nothing is written; a free after raises its FREE after the
+ * write, which removes the entry.  Nothing is ever removed here: a
+ * removal after the fact (as before) took the entry of an allocation that
+ * replaced the freed one at that address with it, and with
+ * UCX_MEMTYPE_CACHE=n it ran on a cache that does not exist
+ * (ucs_memtype_cache_remove does not check, unlike _update). */
+static void uct_gdrx_md_memtype_cache_write(const struct gdrx_mem_info *info)
 {
     struct gdrx_mem_info now;
 
     if (!UCT_GDRX_MEMTYPE_CACHE_WRITES) {
-        return; /* nothing was written */
+        return; /* this UCX keeps what the events wrote */
     }
-    if ((gdrx_mem_query(info->base, &now) != 0) ||
-        (now.buffer_id != info->buffer_id)) {
-        uct_gdrx_memtype_cache_remove((void*)(uintptr_t)info->base,
-                                      info->size);
+    /* the allocation was queried; it may be freed and replaced now */
+    GDRX_IPOINT("uct_gdrx.md.memtype_write");
+    ucm_event_enter_exclusive();
+    if ((gdrx_mem_query(info->base, &now) == 0) &&
+        (now.buffer_id == info->buffer_id)) {
+        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info->base,
+                                      info->size,
+                                      UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(
+                                              info->device));
     }
+    ucm_event_leave();
 }
 
 static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
@@ -256,10 +270,7 @@ static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,
                   gdrx_strerror(ret));
     } else if (md->events) {
         /* its free removes the entry (uct_gdrx_compat.h says what it holds) */
-        uct_gdrx_memtype_cache_update((void*)(uintptr_t)info.base, info.size,
-                                      UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(
-                                              info.device));
-        uct_gdrx_md_memtype_cache_confirm(&info);
+        uct_gdrx_md_memtype_cache_write(&info);
     }
 
     if (mem_attr->field_mask & UCT_GDRX_MEM_ATTR_FIELD(MEM_TYPE)) {

@@ -24,6 +24,7 @@
 #include "fork_defer.h"
 #include "free_hook.h"
 #include "hooks/cuda_hooks.h"
+#include "ipoint.h"
 #include "release_order.h"
 
 #define MAX_SUBS 32
@@ -73,8 +74,12 @@ void gdrx_mem_events_dispatch(const struct gdrx_mem_event *ev)
 {
     if (atomic_load_explicit(&nlive, memory_order_acquire) == 0)
         return;
-    if (ev->type == GDRX_MEM_EVENT_ALLOC)
+    if (ev->type == GDRX_MEM_EVENT_ALLOC) {
+        /* The driver has allocated; a free of the range may still be
+         * raising its FREE (the wait below orders this ALLOC after it). */
+        GDRX_IPOINT("mem_events.alloc");
         gdrx_release_order_wait(ev->base, ev->base + (ev->size ? ev->size : 1));
+    }
     for (int i = 0; i < MAX_SUBS; i++)
         call_slot(&subs[i], ev);
 }
@@ -140,6 +145,8 @@ void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_relea
 
     bool launch = what->kind == GDRX_RELEASE_GRAPH_LAUNCH;
 
+    /* The driver has released: another thread may allocate there now. */
+    GDRX_IPOINT("mem_events.freed");
     gdrx_core_release_end(t->core, released, range || launch ? NULL : context_freed);
     if (released && range) {
         struct gdrx_mem_event ev = { .type = GDRX_MEM_EVENT_FREE, .base = what->base,

@@ -13,7 +13,7 @@ GDRX_UCX_TEST_LINK = $(AM_LDFLAGS) -pthread -Wl,-rpath,$(UCX_LIBDIR)
 
 check_LTLIBRARIES += tests/ucx/libut_uct.la
 tests_ucx_libut_uct_la_SOURCES  = tests/ucx/ut_uct.h tests/ucx/ut_uct.c tests/ucx/ut_version.h \
-	tests/ucx/ut_ucp.h tests/ucx/ut_ucp.c
+	tests/ucx/ut_ucp.h tests/ucx/ut_ucp.c tests/ucx/ut_ucx_hooks.h tests/ucx/ut_ucx_hooks.c
 tests_ucx_libut_uct_la_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_libut_uct_la_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
 
@@ -197,6 +197,27 @@ tests_ucx_libuct_gdrx_wrongver_la_CPPFLAGS = $(GDRX_UCX_PLUGIN_CPPFLAGS) \
 tests_ucx_libuct_gdrx_wrongver_la_CFLAGS   = $(GDRX_UCX_PLUGIN_CFLAGS)
 tests_ucx_libuct_gdrx_wrongver_la_LDFLAGS  = $(GDRX_UCX_PLUGIN_LDFLAGS) -rpath /nowhere -avoid-version
 tests_ucx_libuct_gdrx_wrongver_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
+
+# Races forced with the interleaving points (test-point builds): the
+# memory-type cache under a free and an allocation at one address, with
+# gdrx's bridge and next to a CUDA-enabled UCX's own hooks.
+if GDRX_TEST_POINTS
+check_PROGRAMS     += tests/ucx/test_memtype_race tests/ucx/test_memtype_race_ucx_hooks
+GDRX_SUITES        += tests/ucx/test_memtype_race tests/ucx/test_memtype_race_ucx_hooks
+GDRX_THREAD_SUITES += tests/ucx/test_memtype_race
+tests_ucx_test_memtype_race_SOURCES  = tests/ucx/test_memtype_race.c
+tests_ucx_test_memtype_race_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_memtype_race_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_memtype_race_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_memtype_race_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_memtype_race_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+tests_ucx_test_memtype_race_ucx_hooks_SOURCES  = tests/ucx/test_memtype_race.c
+tests_ucx_test_memtype_race_ucx_hooks_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS) -DUT_UCX_HOOKS
+tests_ucx_test_memtype_race_ucx_hooks_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_memtype_race_ucx_hooks_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_memtype_race_ucx_hooks_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_memtype_race_ucx_hooks_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+endif
 
 # The plugin's layers (the list in ucx_plugin/uct_gdrx_types.h): includes,
 # declarations and the built objects' references go only downward, and
