@@ -226,10 +226,10 @@ check-ucx-layers: ucx_plugin/libuct_gdrx.la
 	@$(SHELL) $(srcdir)/tests/ucx/check_layers.sh $(srcdir)/ucx_plugin \
 	  ucx_plugin/.libs "$(GDRX_RESULTS)"
 GDRX_CHECK_EXTRA += check-ucx-layers
-.PHONY: check-ucx-layers
 else
 check-ucx-not-run:
 	@echo "=== suite tests/ucx: NOT RUN (UCX not configured: see configure's summary)"
 	@echo "tests/ucx(not-run) 0 0" >> $(GDRX_RESULTS)
 GDRX_CHECK_EXTRA += check-ucx-not-run
 endif
+.PHONY: check-ucx-layers check-ucx-not-run
