@@ -8,7 +8,12 @@
 #           (tcp,cuda_copy[,gdrx] over lo): tests/ucx/ucp_job host-only and
 #           mixed (its memory-type lanes, every byte checked) and
 #           tests/mpi/gdrx_mpi_integrity under mpirun, host-only and all
-#           directions.  matrix.csv: one row per run, rc and bad bytes.
+#           directions; and with UCX_TLS unset, with and without gdrx,
+#           tests/mpi/gdrx_mpi_threads (8 threads a rank under
+#           MPI_THREAD_MULTIPLE, each freeing and allocating its buffers
+#           while the others send; rc 4: the MPI gave less than
+#           MPI_THREAD_MULTIPLE).  matrix.csv: one row per run, rc and bad
+#           bytes.
 #   bench   fast by default: osu_latency D D and H H, ROUNDS (default 3)
 #           rounds that alternate the configurations (UCX_TLS unset
 #           without gdrx, unset with gdrx, the best named one, and the
@@ -55,8 +60,13 @@ prepare() {
         "$SRC/tests/ucx/ucp_job.c" -L"$UCX_PREFIX/lib" -lucp -lucs -L"$CUDA/lib64/stubs" \
         -lcuda -o "$B/dprog/ucp_job" >>"$O/build.txt" 2>&1 || return 1
     mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$CUDA/include" \
-        "$SRC/tests/mpi/gdrx_mpi_integrity.c" "$SRC/tools/tool_cuda.c" -ldl \
-        -o "$B/dprog/gdrx_mpi_integrity" >>"$O/build.txt" 2>&1 || return 1
+        "$SRC/tests/mpi/gdrx_mpi_integrity.c" "$SRC/tests/mpi/integrity_check.c" \
+        "$SRC/tools/tool_cuda.c" -ldl -o "$B/dprog/gdrx_mpi_integrity" >>"$O/build.txt" 2>&1 ||
+        return 1
+    mpicc -std=gnu11 -D_GNU_SOURCE -O2 -pthread -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$CUDA/include" \
+        "$SRC/tests/mpi/gdrx_mpi_threads.c" "$SRC/tests/mpi/integrity_check.c" \
+        "$SRC/tools/tool_cuda.c" -ldl -o "$B/dprog/gdrx_mpi_threads" >>"$O/build.txt" 2>&1 ||
+        return 1
     LD_LIBRARY_PATH="$UCX_PREFIX/lib:$B" UCX_MODULE_DIR="$B/mods-on" \
         "$UCX_PREFIX/bin/ucx_info" -d >"$O/ucx_info.txt" 2>&1
     grep -q "Transport: gdr_copy" "$O/ucx_info.txt" || { echo "no gdr_copy in $UCX_PREFIX"; return 1; }
@@ -88,6 +98,16 @@ mpi() {
         --map-by core --mca pml ucx --mca btl self,vader "${x[@]}" "$@"
 }
 
+# row FIELDS STATUS SUMMARY OUT: a matrix.csv row for an MPI data check:
+# its exit status and the bad count of OUT's line "SUMMARY: N messages, B
+# bad" (none: no such line, the run did not get that far).
+row() {
+    local bad
+    bad=$(sed -n "s/^$3: [0-9]* messages, \([0-9]*\) bad.*/\1/p" "$4")
+    echo "$1,$2,${bad:-none}," >>"$O/matrix.csv"
+    [ "$2" = 0 ] || rc=1
+}
+
 matrix() {
     local gdrx tls mode kinds out st bad
     echo "gdrx,tls,program,mode,rc,bad,lanes" >"$O/matrix.csv"
@@ -106,13 +126,18 @@ matrix() {
             for kinds in HH DD,HD,DH,HH; do
                 out="$O/integrity-$gdrx-${tls//[,^]/_}-${kinds//,/}.txt"
                 mpi "$gdrx" "$tls" "$B/dprog/gdrx_mpi_integrity" -R -n 3000 -k "$kinds" >"$out" 2>&1
-                st=$?
-                bad=$(sed -n 's/^integrity: [0-9]* messages, \([0-9]*\) bad.*/\1/p' "$out")
-                [ -n "$bad" ] || bad=none
-                echo "$gdrx,\"$tls\",gdrx_mpi_integrity,$kinds,$st,$bad," >>"$O/matrix.csv"
-                [ "$st" = 0 ] || rc=1
+                row "$gdrx,\"$tls\",gdrx_mpi_integrity,$kinds" $? integrity "$out"
             done
         done
+    done
+    # threads: each rank bound to one core (mpi's --bind-to core), so its 8
+    # threads take turns there; mpi_yield_when_idle keeps a polling thread
+    # from spinning out the one that holds UCX's worker lock
+    for gdrx in off on; do
+        out="$O/threads-$gdrx-unset.txt"
+        mpi "$gdrx" unset --mca mpi_yield_when_idle 1 "$B/dprog/gdrx_mpi_threads" -t 8 -n 2000 \
+            -W 120 >"$out" 2>&1
+        row "$gdrx,\"unset\",gdrx_mpi_threads,t8" $? "total: threads" "$out"
     done
     column -s, -t "$O/matrix.csv"
 }

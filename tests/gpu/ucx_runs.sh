@@ -329,7 +329,7 @@ churn)
         mpi "churn${r// /}" 116 sm,gdrx /tmp/mp/gdrx_mpi_latency -m 8:8 -i 20000 -x 100 $r D D
     done ;;
 integrity)
-    mpiprog gdrx_mpi_integrity || exit 1
+    mpiprog gdrx_mpi_integrity "$SRC/tests/mpi/integrity_check.c" || exit 1
     for seed in ${INTEGRITY_SEEDS:-1}; do
         for cache in y n; do
             export EXTRA="-x UCX_MEMTYPE_CACHE=$cache" MPI_OUT=integrity.txt MPI_TIMEOUT=580

@@ -31,6 +31,8 @@ static char stats[128];
 /* The UCX the ranks load: NULL, the one gdrx was built for; else a
  * library path (the CUDA-enabled build, ut_ucx_cuda_libpath). */
 static const char *ranks_libpath;
+/* mpirun's exit status in the last run (-1: it did not exit) */
+static int last_exit;
 
 static int run_plugin(const char *plugin_rel, const char *tls, const char *extra,
                       const char *prog, const char *args, int quiet)
@@ -70,6 +72,7 @@ static int run_plugin(const char *plugin_rel, const char *tls, const char *extra
              ranks_libpath ? ranks_libpath : GDRX_UCX_LIBDIR,
              stats, GDRX_MPIRUN, tls ? "-x UCX_TLS" : "", extra, exe, args);
     status = gdrx_test_capture(cmd, out, sizeof(out));
+    last_exit = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
     if ((status == -1) || !WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
         if (!quiet) {
             fprintf(stderr, "    %s %s said:\n%s\n", prog, args, out);
@@ -296,6 +299,102 @@ static void test_integrity_sees_damage(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "integrity: 40 messages, 1 bad"));
 }
 
+/* Issue 43's threads under MPI (tests/mpi/gdrx_mpi_threads.c): 8 threads
+ * a rank under MPI_THREAD_MULTIPLE, each with its own tags, buffers and
+ * schedule (every direction, sizes around the thresholds, offsets, its
+ * buffers freed and allocated again every ~10 messages with cuMemAlloc or
+ * cudaMalloc, at the same address or another) while the other threads
+ * send and receive; every byte and guard checked on both sides.
+ * mpi_yield_when_idle: 16 threads that poll on 2 cores take ~30 times as
+ * long without it (a preempted thread holds UCX's worker spinlock);
+ * -W 20: a hung thread is named, and the job ended, before the case's
+ * timeout. */
+#define THREADS_EXTRA "--mca mpi_yield_when_idle 1"
+#define THREADS_NO_MT 4 /* gdrx_mpi_threads: MPI_THREAD_MULTIPLE not provided */
+
+static void threads(const char *tls, int nthreads, long per_thread, int seed)
+{
+    char args[128], want[96];
+    long messages = nthreads * per_thread;
+    int rc;
+
+    snprintf(args, sizeof(args), "-t %d -n %ld -s %d -W 20", nthreads, per_thread, seed);
+    rc = run(tls, THREADS_EXTRA, "tests/mpi/gdrx_mpi_threads", args);
+    /* the MPI or UCX here cannot run the check: an environment to fix,
+     * never a pass */
+    if (last_exit == THREADS_NO_MT)
+        fprintf(stderr, "    environment: this Open MPI/UCX does not provide "
+                        "MPI_THREAD_MULTIPLE (a UCX built without --enable-mt?)\n");
+    CU_ASSERT_NOT_EQUAL(last_exit, THREADS_NO_MT);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(want, sizeof(want), "rank 0: threads: %ld messages, 0 bad", messages);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    snprintf(want, sizeof(want), "rank 1: threads: %ld messages, 0 bad", messages);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    snprintf(want, sizeof(want), "total: threads: %ld messages, 0 bad", messages);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT(total("get", "count") > 0); /* out of a sender's GPU */
+    CU_ASSERT(total("put", "count") > 0); /* into a receiver's GPU */
+}
+
+static void test_threads(void)
+{
+    threads("sm,gdrx", 8, 300, 41);
+}
+
+static void test_threads_tls_unset(void)
+{
+    threads(NULL, 8, 300, 43);
+}
+
+/* The check itself: thread 0's damaged window is seen, named, and fails
+ * the job, while the other threads' messages stay good. */
+static void test_threads_sees_damage(void)
+{
+    CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", THREADS_EXTRA, "tests/mpi/gdrx_mpi_threads",
+                                "-t 8 -n 40 -s 3 -F 17 -W 20", 1), 0);
+    CU_ASSERT_EQUAL(last_exit, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "BAD thread 0 received message 17:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "in guards)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "payload holds unknown content"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "total: threads: 320 messages, 1 bad"));
+}
+
+/* Less than MPI_THREAD_MULTIPLE (asked for with -S): "not run" and its own
+ * exit status, which threads() counts as a failure, never a pass. */
+static void test_threads_not_multiple(void)
+{
+    CU_ASSERT_NOT_EQUAL(run_mpi("sm,gdrx", "", "tests/mpi/gdrx_mpi_threads", "-S", 1), 0);
+    CU_ASSERT_EQUAL(last_exit, THREADS_NO_MT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not run: MPI_THREAD_MULTIPLE asked for, the MPI "
+                                       "library provides MPI_THREAD_SERIALIZED"));
+    CU_ASSERT_PTR_NULL(strstr(out, "total: threads:"));
+}
+
+/* Threads next to the CUDA UCX: cuda_copy's own hooks and memory-type
+ * cache next to gdrx's events; cuda_ipc left out as above.  KNOWN TO FAIL
+ * (issue 43 §1, not fixed on this branch): a rank dies of SIGSEGV in
+ * ucp_dt_pack or uct_mm_ep_am_short, reading a device buffer as host
+ * memory, in most runs (5 of 6 with -t 8 -n 300; 0 of 6 with one thread or
+ * with the simulated GPU's address reuse off; 0 with UCX_MEMTYPE_CACHE=n
+ * or without gdrx in UCX_TLS).  Thread A's cuMemFree returns, thread B's
+ * cuMemAlloc gets the same address and libucm_cuda raises its ALLOC, then
+ * gdrx raises A's late FREE (ucx_plugin/uct_gdrx_events.c,
+ * uct_gdrx_events_cb) and UCX's memory-type cache loses B's entry: B's
+ * buffer is host memory to UCP.  So these cases are registered only with
+ * GDRX_TEST_ISSUE43=1 (main), until the transport orders its FREE. */
+static void test_cuda_ucx_threads_all_but_ipc(void)
+{
+    ranks_libpath = cuda_libpath;
+    threads("^cuda_ipc", 8, 300, 45);
+}
+
+static void test_cuda_ucx_threads_cuda_copy(void)
+{
+    ranks_libpath = cuda_libpath;
+    threads("sm,cuda_copy,gdrx", 8, 300, 47);
+}
+
 /* A window of messages, each in its own slot, every slot checked. */
 static void test_bandwidth_dd(void)
 {
@@ -376,6 +475,10 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_integrity_no_memtype_cache),
     GDRX_TEST_CASE(test_integrity_alloc_before_init),
     GDRX_TEST_CASE(test_integrity_sees_damage),
+    GDRX_TEST_CASE(test_threads),
+    GDRX_TEST_CASE(test_threads_tls_unset),
+    GDRX_TEST_CASE(test_threads_sees_damage),
+    GDRX_TEST_CASE(test_threads_not_multiple),
     GDRX_TEST_CASE(test_tcp_staging),
     GDRX_TEST_CASE(test_bad_options),
     GDRX_TEST_CASE(test_wrong_version_refused),
@@ -390,8 +493,16 @@ static const struct gdrx_test_case cuda_ucx_cases[] = {
     GDRX_TEST_END
 };
 
+/* issue 43 §1 (see test_cuda_ucx_threads_all_but_ipc) */
+static const struct gdrx_test_case cuda_ucx_threads_cases[] = {
+    GDRX_TEST_CASE(test_cuda_ucx_threads_all_but_ipc),
+    GDRX_TEST_CASE(test_cuda_ucx_threads_cuda_copy),
+    GDRX_TEST_END
+};
+
 static struct gdrx_test_suite suites[] = {
     { "mpi", NULL, NULL, cases },
+    GDRX_SUITE_END,
     GDRX_SUITE_END,
     GDRX_SUITE_END
 };
@@ -402,7 +513,16 @@ int main(int argc, char **argv)
 
     setenv("GDRX_BACKEND", "dmabuf", 0);
     if (ut_ucx_cuda_libpath(cuda_libpath, sizeof(cuda_libpath))) {
+        const char *known = getenv("GDRX_TEST_ISSUE43");
+
         suites[1] = (struct gdrx_test_suite){ "mpi_cuda_ucx", NULL, NULL, cuda_ucx_cases };
+        if (known && !strcmp(known, "1"))
+            suites[2] = (struct gdrx_test_suite){ "mpi_cuda_ucx_threads", NULL, NULL,
+                                                  cuda_ucx_threads_cases };
+        else
+            tc_report_skip("mpi_cuda_ucx_threads", "known to fail, issue 43 section 1: a late "
+                           "FREE from gdrx drops another thread's new allocation from UCX's "
+                           "memory-type cache; GDRX_TEST_ISSUE43=1 runs it");
     } else {
         tc_report_skip("mpi_cuda_ucx", "no CUDA-enabled UCX " GDRX_UCX_BUILD_VERSION
                        " with gdr_copy (config/deps.sh builds one where the CUDA "

@@ -16,6 +16,10 @@
  *   cudaErrorNoDevice with a count of 0;
  * - streams are the driver's streams (cudaStream_t is CUstream);
  * - events are the driver's (cudaEvent_t is CUevent, tests/sim/sim_event.c);
+ * - cudaMalloc/cudaFree are the driver's cuMemAlloc/cuMemFree in the
+ *   implicit context (what gdrx's free hooks and UCX's memory hooks see of
+ *   a runtime allocation: tests/mpi/gdrx_mpi_threads mixes both APIs);
+ *   cudaFree(NULL) succeeds and does nothing;
  * - cudaHostRegister refuses device memory (cudaErrorInvalidValue) and a
  *   range that overlaps a registered one
  *   (cudaErrorHostMemoryAlreadyRegistered); cudaHostUnregister of an
@@ -52,6 +56,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind,
                             cudaStream_t stream);
+cudaError_t cudaMalloc(void **ptr, size_t size);
+cudaError_t cudaFree(void *ptr);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
@@ -186,6 +192,30 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind,
         return e;
     return from_cu(cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst,
                                  (CUdeviceptr)(uintptr_t)src, count, stream));
+}
+
+cudaError_t cudaMalloc(void **ptr, size_t size)
+{
+    cudaError_t e = need_context();
+    CUdeviceptr d = 0;
+    CUresult rc;
+
+    if (ptr == NULL)
+        return ret(cudaErrorInvalidValue);
+    if (e != cudaSuccess)
+        return e;
+    rc     = cuMemAlloc(&d, size);
+    *ptr   = (void *)(uintptr_t)d;
+    return from_cu(rc);
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+    cudaError_t e = need_context();
+
+    if (e != cudaSuccess || ptr == NULL)
+        return e;
+    return from_cu(cuMemFree((CUdeviceptr)(uintptr_t)ptr));
 }
 
 /* cudaEvent_t is CUevent: an event made by either API is the other's too

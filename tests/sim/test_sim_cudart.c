@@ -1,8 +1,8 @@
 /*
  * test_sim_cudart.c - the simulated runtime (sim_cudart.c), loaded by its
  * soname as a CUDA-enabled UCX loads the real one: the implicit primary
- * context, copies through a stream, events, and cudaHostRegister's
- * refusals.
+ * context, copies through a stream, events, cudaMalloc/cudaFree and
+ * cudaHostRegister's refusals.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -28,6 +28,8 @@ static struct {
     int (*event_destroy)(CUevent);
     int (*host_register)(void *, size_t, unsigned);
     int (*host_unregister)(void *);
+    int (*malloc)(void **, size_t);
+    int (*free)(void *);
 } rt;
 
 /* libcudart.so.<this CUDA's major>, found on LD_LIBRARY_PATH (make check
@@ -53,6 +55,8 @@ static void load_runtime(void)
     SYM(event_destroy, "cudaEventDestroy");
     SYM(host_register, "cudaHostRegister");
     SYM(host_unregister, "cudaHostUnregister");
+    SYM(malloc, "cudaMalloc");
+    SYM(free, "cudaFree");
 #undef SYM
     Dl_info info;
     CU_ASSERT_FATAL(dladdr(*(void **)&rt.count, &info) != 0);
@@ -110,6 +114,35 @@ static void test_cudart_copy_event(void)
     free(b);
 }
 
+/* cudaMalloc is device memory of the primary context (made current by the
+ * call), usable by the driver API; cudaFree frees it once; NULL is a no-op;
+ * a refused size is cudaErrorInvalidValue (the driver's refusal). */
+static void test_cudart_malloc_free(void)
+{
+    unsigned char a[300], b[300];
+    CUcontext cur = NULL, primary = NULL;
+    void *p = NULL;
+    unsigned int mtype = 0;
+
+    load_runtime();
+    CU_ASSERT_FATAL(rt.malloc(&p, sizeof(a)) == 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT(cuCtxGetCurrent(&cur) == CUDA_SUCCESS);
+    CU_ASSERT(cuDevicePrimaryCtxRetain(&primary, 0) == CUDA_SUCCESS);
+    CU_ASSERT(cur != NULL && cur == primary);
+    CU_ASSERT(cuPointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                    (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS);
+    CU_ASSERT(mtype == CU_MEMORYTYPE_DEVICE);
+    sim_test_fill(a, sizeof(a), 3);
+    CU_ASSERT(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)p, a, sizeof(a)) == CUDA_SUCCESS);
+    CU_ASSERT(cuMemcpyDtoH(b, (CUdeviceptr)(uintptr_t)p, sizeof(b)) == CUDA_SUCCESS);
+    CU_ASSERT(memcmp(a, b, sizeof(a)) == 0);
+    CU_ASSERT(rt.free(p) == 0);
+    CU_ASSERT(rt.free(p) == 1); /* freed */
+    CU_ASSERT(rt.free(NULL) == 0);
+    CU_ASSERT(rt.malloc(NULL, 64) == 1);
+}
+
 /* The refusals UCX's cuda_copy meets when it registers host memory. */
 static void test_cudart_host_register(void)
 {
@@ -138,5 +171,6 @@ const struct gdrx_test_case sim_cudart_cases[] = {
     GDRX_TEST_CASE(test_cudart_primary_context),
     GDRX_TEST_CASE(test_cudart_copy_event),
     GDRX_TEST_CASE(test_cudart_host_register),
+    GDRX_TEST_CASE(test_cudart_malloc_free),
     GDRX_TEST_END
 };
