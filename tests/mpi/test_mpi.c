@@ -372,17 +372,15 @@ static void test_threads_not_multiple(void)
 }
 
 /* Threads next to the CUDA UCX: cuda_copy's own hooks and memory-type
- * cache next to gdrx's events; cuda_ipc left out as above.  KNOWN TO FAIL
- * (issue 43 §1, not fixed on this branch): a rank dies of SIGSEGV in
- * ucp_dt_pack or uct_mm_ep_am_short, reading a device buffer as host
- * memory, in most runs (5 of 6 with -t 8 -n 300; 0 of 6 with one thread or
- * with the simulated GPU's address reuse off; 0 with UCX_MEMTYPE_CACHE=n
- * or without gdrx in UCX_TLS).  Thread A's cuMemFree returns, thread B's
- * cuMemAlloc gets the same address and libucm_cuda raises its ALLOC, then
- * gdrx raises A's late FREE (ucx_plugin/uct_gdrx_events.c,
- * uct_gdrx_events_cb) and UCX's memory-type cache loses B's entry: B's
- * buffer is host memory to UCP.  So these cases are registered only with
- * GDRX_TEST_ISSUE43=1 (main), until the transport orders its FREE. */
+ * cache next to gdrx's events; cuda_ipc left out as above.  With a late
+ * FREE from gdrx (thread A's cuMemFree returned, thread B's cuMemAlloc got
+ * the same address and libucm_cuda raised its ALLOC, then gdrx's FREE of
+ * A's range dropped B's entry from UCX's memory-type cache), a rank died
+ * of SIGSEGV in ucp_dt_pack or uct_mm_ep_am_short reading B's device
+ * buffer as host memory: 5 runs in 6 with -t 8 -n 300.  gdrx now raises
+ * every allocation after the FREEs of its range (ucx_plugin/
+ * uct_gdrx_events.c); tests/ucx/test_memtype_race forces that
+ * interleaving deterministically. */
 static void test_cuda_ucx_threads_all_but_ipc(void)
 {
     ranks_libpath = cuda_libpath;
@@ -513,16 +511,9 @@ int main(int argc, char **argv)
 
     setenv("GDRX_BACKEND", "dmabuf", 0);
     if (ut_ucx_cuda_libpath(cuda_libpath, sizeof(cuda_libpath))) {
-        const char *known = getenv("GDRX_TEST_ISSUE43");
-
         suites[1] = (struct gdrx_test_suite){ "mpi_cuda_ucx", NULL, NULL, cuda_ucx_cases };
-        if (known && !strcmp(known, "1"))
-            suites[2] = (struct gdrx_test_suite){ "mpi_cuda_ucx_threads", NULL, NULL,
-                                                  cuda_ucx_threads_cases };
-        else
-            tc_report_skip("mpi_cuda_ucx_threads", "known to fail, issue 43 section 1: a late "
-                           "FREE from gdrx drops another thread's new allocation from UCX's "
-                           "memory-type cache; GDRX_TEST_ISSUE43=1 runs it");
+        suites[2] = (struct gdrx_test_suite){ "mpi_cuda_ucx_threads", NULL, NULL,
+                                              cuda_ucx_threads_cases };
     } else {
         tc_report_skip("mpi_cuda_ucx", "no CUDA-enabled UCX " GDRX_UCX_BUILD_VERSION
                        " with gdr_copy (config/deps.sh builds one where the CUDA "
