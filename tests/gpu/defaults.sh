@@ -21,7 +21,8 @@
 #           figure (config, dir, size, round, usec), bench.md the medians
 #           and their ratios to "unset without gdrx".
 # nomps (default) or mps: MPS daemon off, or started first and stopped at
-# the end.
+# the end.  N_UCP, N_INT, N_THR: messages of matrix's ucp_job (400),
+# gdrx_mpi_integrity (3000) and gdrx_mpi_threads runs (2000 a thread).
 #
 # Everything third-party comes from the environment, built by hand (see
 # docs/ucx-flavours.md), never from this tree:
@@ -116,7 +117,7 @@ matrix() {
             [ "$gdrx" = on ] && [ "$tls" = tcp,cuda_copy ] && tls=tcp,cuda_copy,gdrx
             for mode in host mix; do
                 out="$O/ucp_job-$gdrx-${tls//[,^]/_}-$mode.txt"
-                with "$gdrx" "$tls" timeout 300 "$B/dprog/ucp_job" -m "$mode" -n 400 >"$out" 2>&1
+                with "$gdrx" "$tls" timeout 300 "$B/dprog/ucp_job" -m "$mode" -n "${N_UCP:-400}" >"$out" 2>&1
                 st=$?
                 bad=$(awk '/ bad$/ { s += $(NF-1) } END { print s + 0 }' "$out")
                 lanes=$(sed -n 's/^memtype lanes cuda [0-9]*: //p' "$out" | tr ',' ' ')
@@ -125,7 +126,7 @@ matrix() {
             done
             for kinds in HH DD,HD,DH,HH; do
                 out="$O/integrity-$gdrx-${tls//[,^]/_}-${kinds//,/}.txt"
-                mpi "$gdrx" "$tls" "$B/dprog/gdrx_mpi_integrity" -R -n 3000 -k "$kinds" >"$out" 2>&1
+                mpi "$gdrx" "$tls" "$B/dprog/gdrx_mpi_integrity" -R -n "${N_INT:-3000}" -k "$kinds" >"$out" 2>&1
                 row "$gdrx,\"$tls\",gdrx_mpi_integrity,$kinds" $? integrity "$out"
             done
         done
@@ -135,7 +136,7 @@ matrix() {
     # from spinning out the one that holds UCX's worker lock
     for gdrx in off on; do
         out="$O/threads-$gdrx-unset.txt"
-        mpi "$gdrx" unset --mca mpi_yield_when_idle 1 "$B/dprog/gdrx_mpi_threads" -t 8 -n 2000 \
+        mpi "$gdrx" unset --mca mpi_yield_when_idle 1 "$B/dprog/gdrx_mpi_threads" -t 8 -n "${N_THR:-2000}" \
             -W 120 >"$out" 2>&1
         row "$gdrx,\"unset\",gdrx_mpi_threads,t8" $? "total: threads" "$out"
     done
