@@ -21,7 +21,9 @@
 #           figure (config, dir, size, round, usec), bench.md the medians
 #           and their ratios to "unset without gdrx".
 # nomps (default) or mps: MPS daemon off, or started first and stopped at
-# the end.  N_UCP, N_INT, N_THR: messages of matrix's ucp_job (400),
+# the end.  proto: UCP's protocols for 256 B - 1 KiB (PROTO_SIZES) per
+# configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names) for
+# bench; MATRIX_TLS (the UCX_TLS values) for matrix.  N_UCP, N_INT, N_THR: messages of matrix's ucp_job (400),
 # gdrx_mpi_integrity (3000) and gdrx_mpi_threads runs (2000 a thread).
 #
 # Everything third-party comes from the environment, built by hand (see
@@ -57,7 +59,11 @@ prepare() {
     done
     cp "$B/p-defaults/libuct_gdrx.so.0" "$B/mods-on/"
     mkdir -p "$B/dprog"
-    gcc -std=gnu11 -O2 -I"$UCX_SRC/src" -I"$UCX_SRC" -I"$UCX_PREFIX/include" -I"$CUDA/include" \
+    # UCP's internal headers want that UCX's build macros (build_plugin.sh's)
+    local ucxf
+    ucxf=$(sed -n 's/^UCXF=//p' "$O/build.txt" | tail -n 1)
+    # shellcheck disable=SC2086 # ucxf: a flag list
+    gcc -std=gnu11 -O2 $ucxf -I"$UCX_SRC/src" -I"$UCX_SRC" -I"$UCX_PREFIX/include" -I"$CUDA/include" \
         "$SRC/tests/ucx/ucp_job.c" -L"$UCX_PREFIX/lib" -lucp -lucs -L"$CUDA/lib64/stubs" \
         -lcuda -o "$B/dprog/ucp_job" >>"$O/build.txt" 2>&1 || return 1
     mpicc -std=gnu11 -D_GNU_SOURCE -O2 -I"$SRC/tests/mpi" -I"$SRC/tools" -I"$CUDA/include" \
@@ -95,8 +101,11 @@ mpi() {
     local x=(-x LD_LIBRARY_PATH -x UCX_MODULE_DIR -x GDRX_BACKEND -x UCX_NET_DEVICES)
     [ "$tls" = unset ] || x+=(-x UCX_TLS)
     [ -z "$SET" ] || x+=(-x "${SET%%=*}")
+    # pml_ucx_tls/devices any: Open MPI 4.1's UCX PML otherwise declines a
+    # UCX without an RDMA or cuda_ipc transport (the tcp path, named lists)
     with "$gdrx" "$tls" timeout 300 mpirun -np 2 --allow-run-as-root --bind-to core \
-        --map-by core --mca pml ucx --mca btl self,vader "${x[@]}" "$@"
+        --map-by core --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
+        --mca btl self,vader "${x[@]}" "$@"
 }
 
 # row FIELDS STATUS SUMMARY OUT: a matrix.csv row for an MPI data check:
@@ -113,7 +122,7 @@ matrix() {
     local gdrx tls mode kinds out st bad
     echo "gdrx,tls,program,mode,rc,bad,lanes" >"$O/matrix.csv"
     for gdrx in off on; do
-        for tls in unset all "^gdr_copy" "tcp,cuda_copy"; do
+        for tls in ${MATRIX_TLS:-unset all ^gdr_copy tcp,cuda_copy}; do
             [ "$gdrx" = on ] && [ "$tls" = tcp,cuda_copy ] && tls=tcp,cuda_copy,gdrx
             for mode in host mix; do
                 out="$O/ucp_job-$gdrx-${tls//[,^]/_}-$mode.txt"
@@ -140,7 +149,7 @@ matrix() {
             -W 120 >"$out" 2>&1
         row "$gdrx,\"unset\",gdrx_mpi_threads,t8" $? "total: threads" "$out"
     done
-    column -s, -t "$O/matrix.csv"
+    cat "$O/matrix.csv"
 }
 
 # The configurations of bench: NAME GDRX TLS EXTRA-UCX-SETTINGS
@@ -156,13 +165,14 @@ bench() {
     [ -f "$O/bench.csv" ] || echo "config,mps,dir,size,round,usec" >"$O/bench.csv"
     for r in $(seq "${ROUNDS:-3}"); do
         for c in "${CONFIGS[@]}"; do
+            [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" ${c%% *} "* ]] || continue
             read -r name gdrx tls SET <<<"$c"
             for dir in "D D" "H H"; do
                 # H H only matters for "no slower than without gdrx"
                 [ "$dir" = "H H" ] && [[ $name != unset-* ]] && continue
                 out="$O/osu-$MPS-$name-${dir// /}-$r.txt"
                 # shellcheck disable=SC2086 # dir: two words
-                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m 1:4194304 -i 1000 -x 100 \
+                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m 1:4194304 -i "${ITERS:-1000}" -x 100 \
                     $dir >"$out" 2>&1 || { echo "FAILED: $out"; tail -5 "$out"; rc=1; }
                 awk -v c="$name" -v m="$MPS" -v d="${dir// /}" -v r="$r" \
                     '/^[0-9]+ +[0-9.]+$/ { print c "," m "," d "," $1 "," r "," $2 }' \
@@ -171,26 +181,47 @@ bench() {
         done
     done
     SET=
-    # medians per (config, dir, size), ratio to unset-nogdrx
-    awk -F, -v m="$MPS" 'NR > 1 && $2 == m { k = $1 FS $3 FS $4; v[k] = v[k] " " $6 }
-        END { for (k in v) { n = split(substr(v[k], 2), a, " "); asort(a)
-                  med[k] = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-              for (k in med) { split(k, p, FS); b = "unset-nogdrx" FS p[2] FS p[3]
-                  printf "%s,%s,%s,%s,%.2f,%.3f\n", m, p[1], p[2], p[3], med[k],
-                         (b in med && med[b] > 0) ? med[k] / med[b] : 0 } }' \
-        "$O/bench.csv" | sort -t, -k2,2 -k3,3 -k4,4n >>"$O/bench-medians.csv"
+    # medians per (config, dir, size), ratio to unset-nogdrx (sort and
+    # plain awk: the GPU machine's awk is mawk)
+    awk -F, -v m="$MPS" 'NR > 1 && $2 == m { print $1 "," $3 "," $4 "," $6 }' "$O/bench.csv" |
+        sort -t, -k1,1 -k2,2 -k3,3n -k4,4g |
+        awk -F, -v m="$MPS" '
+            function flush() { if (n) { med[key] = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+                                        keys[++nk] = key } n = 0 }
+            { k = $1 FS $2 FS $3; if (k != key) { flush(); key = k } v[++n] = $4 }
+            END { flush()
+                  for (i = 1; i <= nk; i++) { split(keys[i], p, FS); b = "unset-nogdrx" FS p[2] FS p[3]
+                      printf "%s,%s,%s,%s,%.2f,%.3f\n", m, p[1], p[2], p[3], med[keys[i]],
+                             (b in med && med[b] > 0) ? med[keys[i]] / med[b] : 0 } }' \
+        >>"$O/bench-medians.csv"
+}
+
+# UCP's protocol choices for device messages (UCX_PROTO_INFO), per config
+proto() {
+    local c name gdrx tls
+    for c in "${CONFIGS[@]}"; do
+        read -r name gdrx tls SET <<<"$c"
+        mpi "$gdrx" "$tls" -x UCX_PROTO_INFO=used "$OSU_DIR/osu_latency" -d cuda \
+            -m "${PROTO_SIZES:-256:1024}" -i 100 -x 10 D D >"$O/proto-$MPS-$name.txt" 2>&1
+    done
+    SET=
 }
 
 echo "== defaults.sh $MODE $MPS ($(date -u +%FT%TZ)): $(nvidia-smi --query-gpu=name,driver_version \
     --format=csv,noheader 2>/dev/null); $(mpirun --version | head -n1); UCX $UCX_PREFIX"
-prepare || { echo "prepare failed:"; tail -30 "$O/build.txt"; exit 1; }
+# REUSE_PREPARED=1: keep what an earlier run in this call prepared
+if [ -z "${REUSE_PREPARED:-}" ] || [ ! -f "$B/dprog/.prepared" ]; then
+    prepare || { echo "prepare failed:"; tail -30 "$O/build.txt"; exit 1; }
+    touch "$B/dprog/.prepared"
+fi
 if [ "$MPS" = mps ]; then
     nvidia-cuda-mps-control -d && sleep 1 && echo "MPS daemon started"
 fi
 case "$MODE" in
 matrix) matrix ;;
+proto) : "${OSU_DIR:?}"; proto ;;
 bench) : "${OSU_DIR:?}"; bench ;;
-*) echo "usage: $0 matrix|bench [nomps|mps]" >&2; rc=2 ;;
+*) echo "usage: $0 matrix|bench|proto [nomps|mps]" >&2; rc=2 ;;
 esac
 [ "$MPS" = mps ] && echo quit | nvidia-cuda-mps-control
 exit $rc
