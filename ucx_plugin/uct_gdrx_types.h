@@ -13,7 +13,7 @@
  *   compat:    uct_gdrx_compat.h
  *   types:     uct_gdrx_types.h
  *   services:  uct_gdrx_cuda uct_gdrx_events uct_gdrx_stats uct_gdrx_version
- *              uct_gdrx_gpu uct_gdrx_dma
+ *              uct_gdrx_gpu uct_gdrx_dma uct_gdrx_share
  *   pinning:   uct_gdrx_mem
  *   cache:     uct_gdrx_rcache
  *   md:        uct_gdrx_md_setup uct_gdrx_md_reg uct_gdrx_alloc uct_gdrx_md
