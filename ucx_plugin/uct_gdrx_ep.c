@@ -37,6 +37,12 @@ uct_gdrx_ep_copy_counted(uct_ep_h tl_ep, uct_gdrx_op_t op, uct_gdrx_dir_t dir,
     } else {
         status = uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr,
                                   rkey);
+        if (ucs_unlikely(status == UCS_ERR_INVALID_ADDR) &&
+            uct_gdrx_ep_key_resolvable((const uct_gdrx_key_t*)rkey)) {
+            /* UCP cannot recover a failed memory-type copy (it aborts) */
+            status = uct_gdrx_ep_copy_resolve(iface, dir, buffer, length,
+                                              remote_addr);
+        }
     }
     if (status == UCS_OK) {
         uct_gdrx_iface_count(iface, op, dir, length);
@@ -263,7 +269,7 @@ static ucs_status_t uct_gdrx_ep_copy_local(uct_gdrx_iface_t *iface,
 }
 
 /* The local memh of an iov entry, if it is device memory registered with
- * gdrx (mapped, or copied by CUDA where the pin was refused). */
+ * gdrx (mapped, copied by CUDA where the pin was refused, or a span). */
 static UCS_F_ALWAYS_INLINE const uct_gdrx_mem_t *
 uct_gdrx_ep_iov_local(const uct_iov_t *iov)
 {
@@ -271,7 +277,8 @@ uct_gdrx_ep_iov_local(const uct_iov_t *iov)
 
     return ((local != UCT_MEM_HANDLE_NULL) &&
             ((local->kind == UCT_GDRX_MEM_KIND_MAPPED) ||
-             (local->kind == UCT_GDRX_MEM_KIND_UNPINNED))) ? local : NULL;
+             (local->kind == UCT_GDRX_MEM_KIND_UNPINNED) ||
+             (local->kind == UCT_GDRX_MEM_KIND_SPAN))) ? local : NULL;
 }
 
 /* Bytes of an iov entry, and whether each of its elements lies in its
@@ -304,6 +311,89 @@ static ucs_status_t uct_gdrx_ep_iov_check(const uct_iov_t *iov, size_t iovcnt,
     return UCS_OK;
 }
 
+/* One element of a zcopy: between buffer (local: its device memh, or NULL
+ * for host memory) and the key's remote_addr. */
+static ucs_status_t uct_gdrx_ep_zcopy_one(uct_gdrx_iface_t *iface,
+                                          uct_gdrx_dir_t dir,
+                                          const uct_gdrx_mem_t *local,
+                                          uint8_t *buffer, size_t length,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey)
+{
+    ucs_status_t status;
+
+    if ((local != NULL) && (local->kind == UCT_GDRX_MEM_KIND_SPAN)) {
+        return UCS_ERR_INVALID_ADDR; /* maps nothing: resolved by address */
+    } else if ((local != NULL) && (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
+        /* the copy engine writes or reads the remote memory itself: a pin
+         * CUDA's free revoked is refused first */
+        status = uct_gdrx_ep_key_live((const uct_gdrx_key_t*)rkey,
+                                      remote_addr, length);
+        return (status != UCS_OK) ? status :
+               uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
+                                         remote_addr, (uintptr_t)buffer);
+    } else if (local != NULL) {
+        return uct_gdrx_ep_copy_local(iface, dir, local, buffer, length,
+                                      remote_addr, rkey);
+    } else if (dir == UCT_GDRX_DIR_GET) {
+        return uct_gdrx_ep_get_large(iface, buffer, length, remote_addr, rkey);
+    }
+    return uct_gdrx_ep_copy(iface, dir, buffer, length, remote_addr, rkey);
+}
+
+/* A zcopy element that failed on a span or a revoked pin, on either side:
+ * that side again through the device memory now at its address (UCP
+ * cannot recover a failed copy; a CUDA copy of the addresses would reach
+ * that memory too).  A side that resolves to no device memory fails. */
+static ucs_status_t
+uct_gdrx_ep_zcopy_resolve(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                          const uct_gdrx_mem_t *local, uint8_t *buffer,
+                          size_t length, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
+    uct_gdrx_ep_local_key_t lkey, rkey_now;
+    int local_now, remote_now;
+    ucs_status_t status;
+
+    local_now  = (local != NULL) &&
+                 ((local->kind == UCT_GDRX_MEM_KIND_SPAN) ||
+                  ((local->kind == UCT_GDRX_MEM_KIND_MAPPED) &&
+                   (local->checked != uct_gdrx_events_graph_epoch())));
+    remote_now = uct_gdrx_ep_key_resolvable((const uct_gdrx_key_t*)rkey);
+    if (!local_now && !remote_now) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    uct_gdrx_count(&md->counters.resolved);
+    if (local_now) {
+        status = uct_gdrx_ep_key_resolve(iface, (uintptr_t)buffer, length,
+                                         &lkey);
+        if (status != UCS_OK) {
+            return status;
+        }
+        local = lkey.mem;
+    }
+    if (remote_now) {
+        status = uct_gdrx_ep_key_resolve(iface, remote_addr, length,
+                                         &rkey_now);
+        if (status != UCS_OK) {
+            goto out;
+        }
+        rkey = (uintptr_t)&rkey_now.key;
+    }
+
+    status = uct_gdrx_ep_zcopy_one(iface, dir, local, buffer, length,
+                                   remote_addr, rkey);
+    if (remote_now) {
+        uct_gdrx_ep_key_release(iface, &rkey_now);
+    }
+out:
+    if (local_now) {
+        uct_gdrx_ep_key_release(iface, &lkey);
+    }
+    return status;
+}
+
 /* The iov entries are consecutive in the remote range. */
 static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
                                           uct_gdrx_dir_t dir,
@@ -332,28 +422,14 @@ static ucs_status_t uct_gdrx_ep_zcopy_iov(uct_gdrx_iface_t *iface,
         stride = iov[i].stride ? iov[i].stride : iov[i].length;
         for (n = 0; n < ucs_max(iov[i].count, 1u); ++n) {
             buffer = (uint8_t*)iov[i].buffer + n * stride;
-            if ((local != NULL) &&
-                (local->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-                /* the copy engine writes or reads the remote memory
-                 * itself: a pin CUDA's free revoked is refused first */
-                status = uct_gdrx_ep_key_live(key, remote_addr + offset,
-                                              iov[i].length);
-                if (status == UCS_OK) {
-                    status = uct_gdrx_ep_copy_unpinned(iface, dir, buffer,
-                                                       iov[i].length,
-                                                       remote_addr + offset,
-                                                       (uintptr_t)buffer);
-                }
-            } else if (local != NULL) {
-                status = uct_gdrx_ep_copy_local(iface, dir, local, buffer,
-                                                iov[i].length,
-                                                remote_addr + offset, rkey);
-            } else if (dir == UCT_GDRX_DIR_GET) {
-                status = uct_gdrx_ep_get_large(iface, buffer, iov[i].length,
-                                               remote_addr + offset, rkey);
-            } else {
-                status = uct_gdrx_ep_copy(iface, dir, buffer, iov[i].length,
-                                          remote_addr + offset, rkey);
+            status = uct_gdrx_ep_zcopy_one(iface, dir, local, buffer,
+                                           iov[i].length,
+                                           remote_addr + offset, rkey);
+            if (ucs_unlikely(status == UCS_ERR_INVALID_ADDR)) {
+                status = uct_gdrx_ep_zcopy_resolve(iface, dir, local, buffer,
+                                                   iov[i].length,
+                                                   remote_addr + offset,
+                                                   rkey);
             }
             if (status != UCS_OK) {
                 return status;

@@ -107,9 +107,14 @@ void uct_gdrx_ep_key_release(uct_gdrx_iface_t *iface,
                       local->mem);
 }
 
-ucs_status_t
-uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
-                         void *buffer, size_t length, uint64_t remote_addr)
+/* A copy through the interface's recent mappings, or a registration of
+ * the address; device_only: the address was device memory when UCX
+ * registered it, and if it no longer is, CUDA freed it (the CPU must not
+ * copy it as host memory). */
+static ucs_status_t
+uct_gdrx_ep_copy_by_address(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                            void *buffer, size_t length, uint64_t remote_addr,
+                            int device_only)
 {
     uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
     const uct_gdrx_keycache_entry_t *held;
@@ -132,7 +137,9 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
         }
     }
 
-    status = uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
+    status = device_only ?
+             uct_gdrx_ep_key_resolve(iface, remote_addr, length, &local) :
+             uct_gdrx_ep_key_by_address(iface, remote_addr, length, &local);
     if (status != UCS_OK) {
         return status;
     }
@@ -146,4 +153,39 @@ uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
         uct_gdrx_ep_key_release(iface, &local);
     }
     return status;
+}
+
+ucs_status_t
+uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                         void *buffer, size_t length, uint64_t remote_addr)
+{
+    return uct_gdrx_ep_copy_by_address(iface, dir, buffer, length,
+                                       remote_addr, 0);
+}
+
+ucs_status_t
+uct_gdrx_ep_key_resolve(uct_gdrx_iface_t *iface, uint64_t addr,
+                        size_t length, uct_gdrx_ep_local_key_t *local)
+{
+    ucs_status_t status;
+
+    status = uct_gdrx_ep_key_by_address(iface, addr, length, local);
+    if ((status == UCS_OK) && (local->mem->kind == UCT_GDRX_MEM_KIND_HOST)) {
+        ucs_debug("gdrx: 0x%" PRIx64 " length %zu is no device memory any "
+                  "more", addr, length);
+        uct_gdrx_ep_key_release(iface, local);
+        return UCS_ERR_INVALID_ADDR;
+    }
+    return status;
+}
+
+ucs_status_t
+uct_gdrx_ep_copy_resolve(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                         void *buffer, size_t length, uint64_t remote_addr)
+{
+    uct_gdrx_md_t *md = ucs_derived_of(iface->super.md, uct_gdrx_md_t);
+
+    uct_gdrx_count(&md->counters.resolved);
+    return uct_gdrx_ep_copy_by_address(iface, dir, buffer, length,
+                                       remote_addr, 1);
 }

@@ -51,6 +51,39 @@ ucs_status_t
 uct_gdrx_ep_copy_keyless(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
                          void *buffer, size_t length, uint64_t remote_addr);
 
+/* Whether a copy through this key that failed with UCS_ERR_INVALID_ADDR is
+ * served by the device memory now at its address: a span (it maps
+ * nothing), or a mapping whose pin a graph launch since it was made may
+ * have revoked.  UCP >= 1.15 keeps memhs in its own registration cache,
+ * which a graph's free nodes do not invalidate (they raise no FREE event),
+ * and a relaunch puts a new allocation at the node's address: failing the
+ * copy would abort UCP, where a CUDA copy of the address would succeed.
+ * A key whose memory a seen free revoked stays refused (UCX's caches
+ * dropped it at that FREE; a caller holding it on is wrong).  Keys are of
+ * this process only, so the address is the caller's own. */
+static UCS_F_ALWAYS_INLINE int
+uct_gdrx_ep_key_resolvable(const uct_gdrx_key_t *key)
+{
+    return (key->kind == UCT_GDRX_MEM_KIND_SPAN) ||
+           ((key->kind == UCT_GDRX_MEM_KIND_MAPPED) &&
+            (key->checked != uct_gdrx_events_graph_epoch()));
+}
+
+/* The copy of a key uct_gdrx_ep_key_resolvable accepts, through the
+ * allocation now at remote_addr (as a CUDA copy of that address would):
+ * UCS_ERR_INVALID_ADDR where there is none (the memory was freed: never a
+ * CPU copy of the address). */
+ucs_status_t
+uct_gdrx_ep_copy_resolve(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir,
+                         void *buffer, size_t length, uint64_t remote_addr);
+
+/* A key for the device memory now at addr, as uct_gdrx_ep_copy_resolve
+ * uses (host memory, or none: UCS_ERR_INVALID_ADDR); released with
+ * uct_gdrx_ep_key_release. */
+ucs_status_t
+uct_gdrx_ep_key_resolve(uct_gdrx_iface_t *iface, uint64_t addr,
+                        size_t length, uct_gdrx_ep_local_key_t *local);
+
 
 /* The one remote range check of every keyed copy, by the CPU or by the
  * copy engine (which libgdrx's own check does not cover). */
@@ -145,9 +178,13 @@ uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
         return status;
     }
 
-    if (ucs_unlikely(key->kind == UCT_GDRX_MEM_KIND_UNPINNED)) {
-        return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
-                                         remote_addr, remote_addr);
+    if (ucs_unlikely(key->kind != UCT_GDRX_MEM_KIND_MAPPED)) {
+        if (key->kind == UCT_GDRX_MEM_KIND_UNPINNED) {
+            return uct_gdrx_ep_copy_unpinned(iface, dir, buffer, length,
+                                             remote_addr, remote_addr);
+        }
+        /* a span maps nothing: uct_gdrx_ep_copy_resolve serves it */
+        return UCS_ERR_INVALID_ADDR;
     }
 
     pin.id = key->pin_id;

@@ -317,7 +317,8 @@ static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
                         "md reg_calls %" PRIu64 " pins %" PRIu64 " unpins %"
                         PRIu64 " host_regs %" PRIu64 " stale_drops %" PRIu64
                         " reg_errors %" PRIu64 " reg_fallbacks %" PRIu64
-                        " allocs %" PRIu64 " events_alloc %" PRIu64
+                        " allocs %" PRIu64 " span_regs %" PRIu64
+                        " resolved %" PRIu64 " events_alloc %" PRIu64
                         " events_free %" PRIu64 " events_existing %" PRIu64
                         " events_source %s"
                         " cache_check %s\n",
@@ -325,6 +326,7 @@ static void uct_gdrx_md_dump_counters(uct_gdrx_md_t *md)
                         md->counters.unpins, md->counters.host_regs,
                         md->counters.stale_drops, md->counters.reg_errors,
                         md->counters.reg_fallbacks, md->counters.allocs,
+                        md->counters.span_regs, md->counters.resolved,
                         events.alloc_dispatched, events.free_dispatched,
                         events.existing_marked,
                         uct_gdrx_events_state_name(md->events_state),

@@ -1,7 +1,8 @@
 /*
  * uct_gdrx_md_reg.c - the MD's registrations: through the registration
  * cache when there is one, else a pin of their own; host memory, empty
- * ranges and an MD standing aside map nothing.
+ * ranges, ranges no one allocation holds (each copy resolves its address)
+ * and an MD standing aside map nothing.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -40,12 +41,6 @@ ucs_status_t uct_gdrx_md_reg(uct_gdrx_md_t *md, void *address, size_t length,
         return uct_gdrx_rcache_reg(md, address, length, reg_flags, memh_p);
     }
 
-    if (uct_gdrx_mem_is_host(address, length)) {
-        uct_gdrx_count(&md->counters.host_regs);
-        *memh_p = &uct_gdrx_host_memh;
-        return UCS_OK;
-    }
-
     uct_gdrx_count(&md->counters.reg_calls);
     return uct_gdrx_mem_reg_nocache(md, address, length, reg_flags, memh_p);
 }
@@ -56,10 +51,11 @@ ucs_status_t uct_gdrx_md_dereg(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
         return UCS_OK;
     }
 
-    if (md->rcache != NULL) {
+    if ((md->rcache != NULL) && (mem->kind != UCT_GDRX_MEM_KIND_SPAN)) {
         uct_gdrx_rcache_dereg(md, mem);
         return UCS_OK;
     }
 
+    /* a span's memh is never cached: it pins nothing */
     return uct_gdrx_mem_dereg_nocache(md, mem);
 }

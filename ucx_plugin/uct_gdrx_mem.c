@@ -74,28 +74,40 @@ int uct_gdrx_mem_is_host(void *address, size_t length)
                                                      &info));
 }
 
-/* One pin maps one allocation: a request reaching into another allocation
- * (or past every allocation) cannot be served.  CUDA starts allocations on
+/* The part of [addr, addr + length) that addr's allocation serves, in
+ * *served_p; 0 if the range reaches past it.  CUDA starts allocations on
  * UCT_GDRX_CUDA_ALLOC_ALIGN boundaries, so the bytes from an allocation's
  * end to the next such boundary belong to no other allocation and lie in
  * the GPU page of its last byte (mapped, and pinned with it): a request
  * ending there is one that a caller's alignment widened (UCP 1.23's
  * registration cache aligns to 16 bytes, so a 1-byte allocation registers
- * as 16), and it is served by the allocation's part.  Refusing it hung
- * UCP 1.23's sends.  UCS_OK and the length served, or the error. */
-static ucs_status_t
-uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
-                         size_t length, ucs_log_level_t level,
-                         size_t *served_p)
+ * as 16), and it is served by the allocation's part. */
+static int uct_gdrx_mem_alloc_serves(const struct gdrx_mem_info *info,
+                                     uint64_t addr, size_t length,
+                                     size_t *served_p)
 {
     uint64_t alloc_end = info->base + info->size;
     uint64_t slack     = ucs_align_up_pow2(alloc_end,
                                            UCT_GDRX_CUDA_ALLOC_ALIGN) -
                          alloc_end;
 
-    if (uct_gdrx_range_holds(info->base, info->size + slack, addr, length) &&
-        (addr < alloc_end)) {
-        *served_p = ucs_min(length, alloc_end - addr);
+    if (!uct_gdrx_range_holds(info->base, info->size + slack, addr, length) ||
+        (addr >= alloc_end)) {
+        return 0;
+    }
+    *served_p = ucs_min(length, alloc_end - addr);
+    return 1;
+}
+
+/* One pin maps one allocation: a pin asked for a range reaching into
+ * another allocation (or past every allocation) is refused.  UCS_OK and
+ * the length served, or the error. */
+static ucs_status_t
+uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
+                         size_t length, ucs_log_level_t level,
+                         size_t *served_p)
+{
+    if (uct_gdrx_mem_alloc_serves(info, addr, length, served_p)) {
         return UCS_OK;
     }
 
@@ -105,29 +117,47 @@ uct_gdrx_mem_check_alloc(const struct gdrx_mem_info *info, uint64_t addr,
     return UCS_ERR_INVALID_ADDR;
 }
 
+/* A range that does not start in device memory: host memory, unless its
+ * last byte is device memory (UCX's memory-type cache kept the extent of
+ * a freed allocation in front of a live one: a host memh would have the
+ * CPU copy device memory). */
+static uct_gdrx_mem_kind_t uct_gdrx_mem_kind_from_host(uint64_t addr,
+                                                       size_t length)
+{
+    struct gdrx_mem_info info;
+
+    return ((length > 1) &&
+            !uct_gdrx_mem_query_is_host(gdrx_mem_query(addr + length - 1,
+                                                       &info))) ?
+           UCT_GDRX_MEM_KIND_SPAN : UCT_GDRX_MEM_KIND_HOST;
+}
+
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
                                  size_t *length_p, int hide_errors,
-                                 uct_gdrx_window_t *window, int *is_host_p)
+                                 uct_gdrx_window_t *window,
+                                 uct_gdrx_mem_kind_t *kind_p)
 {
     size_t length = *length_p;
     struct gdrx_mem_info info;
-    ucs_status_t status;
     uint64_t alloc_end;
     int ret;
 
     ret = gdrx_mem_query(addr, &info);
     if (uct_gdrx_mem_query_is_host(ret)) {
-        *is_host_p = 1;
+        *kind_p = uct_gdrx_mem_kind_from_host(addr, length);
         return UCS_OK;
-    }
-
-    status = (ret != 0) ? uct_gdrx_mem_status(ret) :
-             uct_gdrx_mem_check_alloc(&info, addr, length, hide_errors ?
-                                      UCS_LOG_LEVEL_DEBUG :
-                                      UCS_LOG_LEVEL_ERROR, length_p);
-    if (status != UCS_OK) {
+    } else if (ret != 0) {
         uct_gdrx_count(&md->counters.reg_errors);
-        return status;
+        return uct_gdrx_mem_status(ret);
+    } else if (!uct_gdrx_mem_alloc_serves(&info, addr, length, length_p)) {
+        /* UCX registers what its memory-type cache or another transport's
+         * alignment made of the buffer: which allocation holds the data is
+         * known only at the copy */
+        ucs_debug("gdrx: 0x%" PRIx64 " length %zu reaches past its CUDA "
+                  "allocation 0x%" PRIx64 " length %zu: resolved per copy",
+                  addr, length, info.base, info.size);
+        *kind_p = UCT_GDRX_MEM_KIND_SPAN;
+        return UCS_OK;
     }
 
     /* the whole allocation: every message of a buffer shares one pin; a
@@ -145,7 +175,34 @@ ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
                                 ucs_align_up_pow2(addr + length,
                                                   md->reg_window));
     }
-    *is_host_p = 0;
+    *kind_p = UCT_GDRX_MEM_KIND_MAPPED;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gdrx_mem_reg_unmapped(uct_gdrx_md_t *md,
+                                       uct_gdrx_mem_kind_t kind,
+                                       void *address, size_t length,
+                                       uct_mem_h *memh_p)
+{
+    uct_gdrx_mem_t *mem;
+
+    if (kind == UCT_GDRX_MEM_KIND_HOST) {
+        uct_gdrx_count(&md->counters.host_regs);
+        *memh_p = &uct_gdrx_host_memh;
+        return UCS_OK;
+    }
+
+    /* a memh of its own: its key names the range UCX may copy in */
+    mem = ucs_calloc(1, sizeof(*mem), "uct_gdrx_span_mem_t");
+    if (mem == NULL) {
+        ucs_error("gdrx: failed to allocate a memory handle");
+        return UCS_ERR_NO_MEMORY;
+    }
+    mem->kind   = UCT_GDRX_MEM_KIND_SPAN;
+    mem->dptr   = (uintptr_t)address;
+    mem->length = length;
+    uct_gdrx_count(&md->counters.span_regs);
+    *memh_p = mem;
     return UCS_OK;
 }
 
@@ -292,9 +349,21 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
                                       size_t length, unsigned flags,
                                       uct_mem_h *memh_p)
 {
+    size_t served = length;
+    uct_gdrx_mem_kind_t kind;
+    uct_gdrx_window_t window;
     uct_gdrx_mem_req_t req;
     uct_gdrx_mem_t *mem;
     ucs_status_t status;
+
+    status = uct_gdrx_mem_window(md, (uintptr_t)address, &served,
+                                 flags & UCT_MD_MEM_FLAG_HIDE_ERRORS, &window,
+                                 &kind);
+    if (status != UCS_OK) {
+        return status;
+    } else if (kind != UCT_GDRX_MEM_KIND_MAPPED) {
+        return uct_gdrx_mem_reg_unmapped(md, kind, address, length, memh_p);
+    }
 
     mem = ucs_calloc(1, sizeof(*mem), "uct_gdrx_mem_t");
     if (mem == NULL) {
@@ -318,7 +387,7 @@ ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,
 
 ucs_status_t uct_gdrx_mem_dereg_nocache(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem)
 {
-    uct_gdrx_mem_unmap(md, mem);
+    uct_gdrx_mem_unmap(md, mem); /* nothing for a span's memh */
     ucs_free(mem);
     return UCS_OK;
 }
@@ -330,4 +399,5 @@ void uct_gdrx_mem_pack_key(const uct_gdrx_mem_t *mem, uct_gdrx_key_t *key)
     key->dptr    = mem->dptr;
     key->length  = mem->length;
     key->cpu_ptr = (uintptr_t)mem->cpu_ptr;
+    key->checked = mem->checked;
 }

@@ -43,20 +43,31 @@ int uct_gdrx_mem_is_host(void *address, size_t length);
  * 256 bytes; cuMemAlloc's allocations are aligned at least as much). */
 #define UCT_GDRX_CUDA_ALLOC_ALIGN 256
 
-/* Pin/map one range, and undo it.  uct_gdrx_mem_window gives the range a
- * registration pins (its whole allocation, or a window of it), and shortens
- * *length_p to the part inside the allocation (a request may end up to
+/* Pin/map one range, and undo it.  uct_gdrx_mem_window says what a
+ * registration of [addr, addr + *length_p) is (*kind_p): host memory, a
+ * span no one allocation holds (UCT_GDRX_MEM_KIND_SPAN), or device memory
+ * of one allocation (UCT_GDRX_MEM_KIND_MAPPED): then the range it pins
+ * (its whole allocation, or a window of it), and *length_p shortened to
+ * the part inside the allocation (a request may end up to
  * UCT_GDRX_CUDA_ALLOC_ALIGN past it, see uct_gdrx_mem.c); [dptr, dptr +
  * length) of uct_gdrx_mem_map holds what req asks for and may reach past its
  * allocation (the cache's alignment and merges): the part in req's
  * allocation is pinned. */
 ucs_status_t uct_gdrx_mem_window(uct_gdrx_md_t *md, uint64_t addr,
                                  size_t *length_p, int hide_errors,
-                                 uct_gdrx_window_t *window, int *is_host_p);
+                                 uct_gdrx_window_t *window,
+                                 uct_gdrx_mem_kind_t *kind_p);
 ucs_status_t uct_gdrx_mem_map(uct_gdrx_md_t *md, uint64_t dptr, size_t length,
                               const uct_gdrx_mem_req_t *req, int hide_errors,
                               uct_gdrx_mem_t *mem);
 void uct_gdrx_mem_unmap(uct_gdrx_md_t *md, uct_gdrx_mem_t *mem);
+
+/* The memh of a registration uct_gdrx_mem_window found to need no pin
+ * (kind HOST or SPAN); uct_gdrx_mem_dereg_nocache releases it. */
+ucs_status_t uct_gdrx_mem_reg_unmapped(uct_gdrx_md_t *md,
+                                       uct_gdrx_mem_kind_t kind,
+                                       void *address, size_t length,
+                                       uct_mem_h *memh_p);
 
 /* A registration of its own, without the cache, and its release. */
 ucs_status_t uct_gdrx_mem_reg_nocache(uct_gdrx_md_t *md, void *address,

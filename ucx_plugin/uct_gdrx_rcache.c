@@ -171,7 +171,8 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
     ucs_rcache_region_t *rregion;
     uct_gdrx_window_t win;
     ucs_status_t status;
-    int attempt, hinted, is_host;
+    uct_gdrx_mem_kind_t kind;
+    int attempt, hinted;
 
     for (attempt = 0; attempt < 3; ++attempt) {
         /* a remembered window first (no CUDA call), then CUDA's answer */
@@ -182,13 +183,13 @@ ucs_status_t uct_gdrx_rcache_reg(uct_gdrx_md_t *md, void *address,
             /* req.length: what the allocation serves of the request */
             status = uct_gdrx_mem_window(md, req.address, &req.length,
                                          flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
-                                         &win, &is_host);
+                                         &win, &kind);
             if (status != UCS_OK) {
                 return status;
-            } else if (is_host) {
-                uct_gdrx_count(&md->counters.host_regs);
-                *memh_p = &uct_gdrx_host_memh;
-                return UCS_OK;
+            } else if (kind != UCT_GDRX_MEM_KIND_MAPPED) {
+                /* host memory, or a span: nothing to pin or cache */
+                return uct_gdrx_mem_reg_unmapped(md, kind, address, length,
+                                                 memh_p);
             }
             uct_gdrx_rcache_window_add(md, &win);
         }

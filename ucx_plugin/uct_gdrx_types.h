@@ -46,14 +46,22 @@
 
 
 /* Where a registration stands: host memory needs no pin; device memory
- * libgdrx could not pin is copied by CUDA instead of failing the job. */
+ * libgdrx could not pin is copied by CUDA instead of failing the job; a
+ * range no one allocation holds pins nothing and each copy through it
+ * resolves its own address. */
 typedef enum uct_gdrx_mem_kind {
     UCT_GDRX_MEM_KIND_HOST     = 1, /**< host memory: reg is a no-op */
     UCT_GDRX_MEM_KIND_EMPTY    = 2, /**< maps nothing: zero length, or the
                                          MD stands aside */
     UCT_GDRX_MEM_KIND_MAPPED   = 3, /**< device memory pinned and mapped */
-    UCT_GDRX_MEM_KIND_UNPINNED = 4  /**< device memory the pin failed on:
+    UCT_GDRX_MEM_KIND_UNPINNED = 4, /**< device memory the pin failed on:
                                          the copy engine copies it */
+    UCT_GDRX_MEM_KIND_SPAN     = 5  /**< a range reaching past one device
+                                         allocation (UCX's memory-type
+                                         cache merged neighbours or kept a
+                                         freed extent; another transport's
+                                         alignment): every copy registers
+                                         the part it touches */
 } uct_gdrx_mem_kind_t;
 
 
@@ -84,6 +92,9 @@ typedef struct uct_gdrx_key {
     uint64_t            dptr;
     uint64_t            length;
     uint64_t            cpu_ptr;
+    uint64_t            checked;   /**< the memh's, when packed: a pin
+                                        revoked after a graph launch since
+                                        is resolved again (uct_gdrx_ep) */
     uint32_t            kind;
 } UCS_S_PACKED uct_gdrx_key_t;
 
@@ -99,6 +110,11 @@ typedef struct uct_gdrx_md_counters {
     uint64_t            reg_errors;
     uint64_t            reg_fallbacks; /**< pins refused: CUDA copies */
     uint64_t            allocs;        /**< device memory allocated */
+    uint64_t            span_regs;     /**< registrations of ranges no one
+                                            allocation holds */
+    uint64_t            resolved;      /**< copies through a span or a
+                                            revoked pin, served by the
+                                            memory now at their address */
 } uct_gdrx_md_counters_t;
 
 

@@ -100,6 +100,16 @@ tests_ucx_test_reg_LDADD    = $(GDRX_UCX_TEST_LIBS)
 tests_ucx_test_reg_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
 EXTRA_tests_ucx_test_reg_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
 
+# Registrations no one allocation holds, keys that outlive theirs.
+check_PROGRAMS += tests/ucx/test_span
+GDRX_SUITES    += tests/ucx/test_span
+tests_ucx_test_span_SOURCES  = tests/ucx/test_span.c
+tests_ucx_test_span_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
+tests_ucx_test_span_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
+tests_ucx_test_span_LDADD    = $(GDRX_UCX_TEST_LIBS)
+tests_ucx_test_span_LDFLAGS  = $(GDRX_UCX_TEST_LINK)
+EXTRA_tests_ucx_test_span_DEPENDENCIES = ucx_plugin/libuct_gdrx.la
+
 check_PROGRAMS += tests/ucx/test_ucp
 GDRX_SUITES    += tests/ucx/test_ucp
 tests_ucx_test_ucp_SOURCES  = tests/ucx/test_ucp.c

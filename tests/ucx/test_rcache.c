@@ -353,38 +353,45 @@ static int ut_neighbours(CUdeviceptr *a, CUdeviceptr *b)
     return 0;
 }
 
-/* A registration reaching from one CUDA allocation into the next cannot be
- * one pin: refused (not shrunk to the first allocation), with and without
- * the cache, while the part inside one allocation registers and copies. */
+/* A registration reaching from one CUDA allocation into the next (what
+ * UCP registers when UCX's memory-type cache holds one region over both):
+ * one pin cannot map it, so it is a span, registered with and without the
+ * cache; each copy through its key reaches the allocation at its address,
+ * every byte of both checked.  Refusing it aborted UCP 1.13's rendezvous
+ * (issue 43, defect 2). */
 static void ut_span(const char *rcache)
 {
     uint8_t buf[96];
     struct ut_uct u;
     struct ut_reg r;
-    uct_mem_h memh;
     CUdeviceptr a, b;
-    ucs_status_t status;
 
     setenv("UCX_GDRX_RCACHE", rcache, 1);
     if ((tc_setup(0) != 0) || (ut_neighbours(&a, &b) != 0)) {
         return;
     }
     CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
-    status = uct_md_mem_reg(u.md, (void*)(a + 4000), 200,
-                            UCT_MD_MEM_ACCESS_ALL | UCT_MD_MEM_FLAG_HIDE_ERRORS,
-                            &memh);
-    CU_ASSERT_EQUAL(status, UCS_ERR_INVALID_ADDR);
-    if (status == UCS_OK) {
-        uct_md_mem_dereg(u.md, memh);
-    }
-    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 4000), 96, &r), UCS_OK);
+    tc_fill(a, 4096, 1);
+    tc_fill(b, 4096, 2);
+    CU_ASSERT_EQUAL_FATAL(ut_reg(&u, (void*)(a + 4000), 296, &r), UCS_OK);
     tc_pattern(buf, sizeof(buf), 8);
-    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, sizeof(buf), a + 4000, r.rkey.rkey),
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 96, a + 4000, r.rkey.rkey),
                     UCS_OK);
+    tc_pattern(buf, sizeof(buf), 9);
+    CU_ASSERT_EQUAL(uct_ep_put_short(u.ep, buf, 96, b + 100, r.rkey.rkey),
+                    UCS_OK);
+    /* one copy across both allocations is none CUDA could make either */
+    CU_ASSERT_NOT_EQUAL(uct_ep_put_short(u.ep, buf, 96, a + 4090,
+                                         r.rkey.rkey), UCS_OK);
     ut_dereg(&u, &r);
-    CU_ASSERT(tc_check(a + 4000, sizeof(buf), 8));
+    CU_ASSERT(tc_check(a, 4000, 1));
+    CU_ASSERT(tc_check(a + 4000, 96, 8));
+    CU_ASSERT(tc_check(b, 100, 2));
+    CU_ASSERT(tc_check(b + 100, 96, 9));
     ut_close(&u);
-    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_errors"), 1);
+    /* the registration, and the copy across both resolving to one */
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "span_regs"), 2);
+    CU_ASSERT_EQUAL(ut_counter(u.stats, "md", "reg_errors"), 0);
     tc_free(a);
     tc_free(b);
 }

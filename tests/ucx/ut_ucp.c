@@ -21,7 +21,11 @@ ucs_status_t ut_ucp_init(struct ut_ucp *t, const char *tls,
     ucs_status_t status;
 
     ut_stats_file(t->stats, sizeof(t->stats), "ucp");
-    setenv("UCX_TLS", tls, 1);
+    if (tls != NULL) {
+        setenv("UCX_TLS", tls, 1);
+    } else {
+        unsetenv("UCX_TLS");
+    }
     if (ut_ucp_memtype_cache != NULL) {
         setenv("UCX_MEMTYPE_CACHE", ut_ucp_memtype_cache, 1);
     } else {
@@ -120,12 +124,12 @@ static void ut_buf_free(enum ut_kind kind, void *p)
     }
 }
 
-void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
-                 size_t len, uint32_t seed)
+void ut_transfer_at(struct ut_ucp *t, void *src, enum ut_kind from,
+                    void *dst, enum ut_kind to, size_t len, uint32_t seed)
 {
     ucp_request_param_t param = {0};
-    void *src = ut_buf(from, len), *dst = ut_buf(to, len), *rreq, *sreq;
-    uint8_t *check = malloc(len);
+    uint8_t *check            = malloc(len);
+    void *rreq, *sreq;
 
     if (from == UT_DEV) {
         tc_fill((CUdeviceptr)src, len, seed);
@@ -142,9 +146,17 @@ void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
         tc_pattern(check, len, seed);
         CU_ASSERT_EQUAL(memcmp(dst, check, len), 0);
     }
+    free(check);
+}
+
+void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
+                 size_t len, uint32_t seed)
+{
+    void *src = ut_buf(from, len), *dst = ut_buf(to, len);
+
+    ut_transfer_at(t, src, from, dst, to, len, seed);
     ut_buf_free(from, src);
     ut_buf_free(to, dst);
-    free(check);
 }
 
 long ut_gdrx_bytes(const char *stats)

@@ -24,7 +24,7 @@ struct ut_ucp {
 /* UCX_MEMTYPE_CACHE for the next ut_ucp_init (NULL: UCX's default). */
 extern const char *ut_ucp_memtype_cache;
 
-/* UCP over UCX_TLS=tls, gdrx's counters to t->stats; backend, if not NULL,
+/* UCP over UCX_TLS=tls (NULL: unset, UCX's default), gdrx's counters to t->stats; backend, if not NULL,
  * is set for gdrx's MD through UCP's own configuration (ucp_config_modify,
  * as a program or MPI library may do).  No CUnit assertion in this and the
  * two below (children run them outside any test case): the status. */
@@ -46,6 +46,10 @@ void ut_ucp_close(struct ut_ucp *t);
  * to, seeded pattern, checked at the receiver. */
 void ut_transfer(struct ut_ucp *t, enum ut_kind from, enum ut_kind to,
                  size_t len, uint32_t seed);
+
+/* The same between given buffers (not freed). */
+void ut_transfer_at(struct ut_ucp *t, void *src, enum ut_kind from,
+                    void *dst, enum ut_kind to, size_t len, uint32_t seed);
 
 /* One tagged message from src to dst, both device memory that stays
  * allocated (so the registrations the rendezvous made stay cached),
