@@ -8,14 +8,11 @@
 # that system and without network, make dist's tarball: ./configure && make
 # && make bench (the offline GPU-node route of the README; no CUnit there).
 #
-# The base system is cached in GDRX_CI_CACHE (default /var/cache/gdrx-ci)
-# for a week, so a run downloads it at most once a week; the rest (the
-# packages deps.sh installs, cuda.h) is fetched each run, as a user would.
+# The base system is cached for a week (.ci/chroot.sh), so a run downloads
+# it at most once a week; the rest (the packages deps.sh installs, cuda.h)
+# is fetched each run, as a user would.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-cache=${GDRX_CI_CACHE:-/var/cache/gdrx-ci}
-base=$cache/bookworm-minbase.tar
-mirror=http://deb.debian.org/debian
 
 say() { echo "bookworm-min: $(date -u +%H:%M:%S) $*"; }
 die() { echo "bookworm-min: $*" >&2; exit 1; }
@@ -26,51 +23,10 @@ cmd=$(sed -n 's/^    \(sh config\/deps\.sh.*make bench\)$/\1/p' "$repo/README.md
 [ "$(printf '%s\n' "$cmd" | grep -c .)" = 1 ] ||
     die "README.md: expected one indented command line ending in 'make bench', found: '$cmd'"
 
-root=$(mktemp -d /var/tmp/gdrx-bookworm-min.XXXXXX)
-mounts=()
-cleanup() {
-    local m
-    for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null || true; done
-    # never delete through a mount that is still there
-    if grep -q " $root/" /proc/mounts; then
-        echo "bookworm-min: $root still has mounts; left in place" >&2
-    else
-        rm -rf "$root"
-    fi
-}
-trap cleanup EXIT
-
-if [ -f "$base" ] && [ -n "$(find "$base" -mtime -7)" ]; then
-    say "base system from $base"
-    tar -xf "$base" -C "$root"
-else
-    say "debootstrap --variant=minbase --include=git,ca-certificates bookworm"
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
-    debootstrap --variant=minbase --include=git,ca-certificates bookworm "$root" "$mirror" \
-        > "$root.debootstrap.log" 2>&1 || { tail -n 20 "$root.debootstrap.log"; die "debootstrap failed"; }
-    rm -f "$root.debootstrap.log"
-    mkdir -p "$cache"
-    tar -cf "$base.tmp" -C "$root" . && mv "$base.tmp" "$base"
-fi
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-for m in proc sys dev/shm; do
-    case $m in
-    proc) mount -t proc proc "$root/proc" ;;
-    sys) mount -t sysfs -o ro sysfs "$root/sys" ;;
-    dev/shm) mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" ;;
-    esac
-    mounts=("$root/$m" "${mounts[@]}")
-done
+# shellcheck source=.ci/chroot.sh
+. "$repo/.ci/chroot.sh"
+chroot_make bookworm git,ca-certificates
 git clone -q "$repo" "$root/root/gdrx"
-
-# in_root [--offline] SCRIPT: run SCRIPT with sh as root of the minimal
-# system, with a clean environment (and no network with --offline).
-in_root() {
-    local net=()
-    [ "$1" = --offline ] && { net=(unshare --net); shift; }
-    "${net[@]}" chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$1"
-}
 
 say "the README's main job: $cmd"
 log=$root/command1.log
