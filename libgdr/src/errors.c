@@ -7,6 +7,10 @@
  * A fixed table rather than strerror(): strerror() may return a buffer that
  * the next call overwrites, and its text depends on the locale.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -59,6 +63,13 @@ GDRX_EXPORT const char *gdrx_strerror(int err)
             return errnames[i].text;
     /* errno values passed through from system calls: glibc's fixed,
      * locale-independent description (thread-safe, unlike strerror). */
+#ifdef HAVE_STRERRORDESC_NP
     const char *desc = strerrordesc_np(-err);
     return desc ? desc : "unknown error";
+#else
+    /* glibc < 2.32: the GNU strerror_r into a buffer of this thread's (the
+     * text then stays valid until this thread's next such call) */
+    static _Thread_local char buf[96];
+    return strerror_r(-err, buf, sizeof(buf));
+#endif
 }
