@@ -10,5 +10,28 @@ dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 dist_doc_DATA += CONTRIBUTING.md
 
 # The results tree (one folder per GPU run: machine, commit, command, raw
-# output, CSV) is distributed, not installed.
-EXTRA_DIST += results tools/results-osu-csv.awk tools/results-copylat-csv.awk
+# output, CSV) is distributed, not installed: the guides' tables are made
+# from it (tools/results-tables.sh), and the tarball's make check checks
+# them as the repository's does.
+EXTRA_DIST += results tools/results-tables.sh tools/results-tables.awk \
+	tools/results-osu-csv.awk tools/results-copylat-csv.awk
+
+# `make docs-tables`: rewrite the guides' generated tables from results/
+# (in the source tree: run it after adding a run, then commit both).
+docs-tables:
+	$(SHELL) $(srcdir)/tools/results-tables.sh update $(srcdir)
+.PHONY: docs-tables
+
+# `make check-docs` (part of make check): the guides' tables are what
+# results/ makes.
+check-docs:
+	@echo "=== suite check-docs"
+	@p=0; f=0; \
+	for t in "results-tables.sh check"; do \
+	  if $(SHELL) $(srcdir)/tools/$$t $(srcdir); then p=$$((p + 1)); \
+	  else f=$$((f + 1)); echo "check-docs: FAILED: tools/$$t"; fi; \
+	done; \
+	if test -n "$(GDRX_RESULTS)"; then echo "check-docs $$p $$f" >> "$(GDRX_RESULTS)"; fi; \
+	test $$f -eq 0
+GDRX_CHECK_EXTRA += check-docs
+.PHONY: check-docs
