@@ -3,7 +3,8 @@
 # resolve there too.
 gdrxdocsdir = $(docdir)/docs
 dist_gdrxdocs_DATA = docs/api.md docs/compat.md docs/semantics.md docs/free-interception.md \
-	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md docs/ucx-flavours.md
+	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md docs/ucx-flavours.md \
+	docs/troubleshooting.md
 gdrxucxdocdir = $(docdir)/ucx_plugin
 dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 # The contributor guide, which the README names, beside the README.
@@ -14,7 +15,8 @@ dist_doc_DATA += CONTRIBUTING.md
 # from it (tools/results-tables.sh), and the tarball's make check checks
 # them as the repository's does.
 EXTRA_DIST += results tools/results-tables.sh tools/results-tables.awk \
-	tools/results-osu-csv.awk tools/results-copylat-csv.awk
+	tools/results-osu-csv.awk tools/results-copylat-csv.awk \
+	tools/doc-messages.sh tools/doc-messages.awk
 
 # `make docs-tables`: rewrite the guides' generated tables from results/
 # (in the source tree: run it after adding a run, then commit both).
@@ -23,11 +25,12 @@ docs-tables:
 .PHONY: docs-tables
 
 # `make check-docs` (part of make check): the guides' tables are what
-# results/ makes.
+# results/ makes, and docs/troubleshooting.md lists every message the
+# sources can print (tools/doc-messages.sh says which calls count).
 check-docs:
 	@echo "=== suite check-docs"
 	@p=0; f=0; \
-	for t in "results-tables.sh check"; do \
+	for t in "results-tables.sh check" "doc-messages.sh check"; do \
 	  if $(SHELL) $(srcdir)/tools/$$t $(srcdir); then p=$$((p + 1)); \
 	  else f=$$((f + 1)); echo "check-docs: FAILED: tools/$$t"; fi; \
 	done; \
