@@ -1,10 +1,10 @@
 # docs/: installed under $(docdir) in the layout of the source tree, so the
-# links of the installed README (docs/api.md, ucx_plugin/README.md, ...)
+# links of the installed README (docs/README.md, ucx_plugin/README.md, ...)
 # resolve there too.
 gdrxdocsdir = $(docdir)/docs
-dist_gdrxdocs_DATA = docs/api.md docs/compat.md docs/semantics.md docs/free-interception.md \
-	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md docs/ucx-flavours.md \
-	docs/troubleshooting.md
+dist_gdrxdocs_DATA = docs/README.md docs/install.md docs/mpi.md docs/ucx-flavours.md \
+	docs/performance.md docs/troubleshooting.md docs/api.md docs/compat.md docs/drivers.md \
+	docs/semantics.md docs/gdrdrv.md docs/nvrm.md docs/free-interception.md
 gdrxucxdocdir = $(docdir)/ucx_plugin
 dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 # The contributor guide, which the README names, beside the README.
