@@ -27,11 +27,13 @@
 #        \\ are undone) is not in SRCDIR/docs/troubleshooting.md.
 # Needs only sh, find, sort and awk (POSIX awk; mawk and gawk both do).
 set -eu
-[ $# -eq 2 ] && { [ "$1" = list ] || [ "$1" = check ]; } ||
-    { echo "usage: $0 list|check SRCDIR" >&2; exit 2; }
+if [ $# -ne 2 ] || { [ "$1" != list ] && [ "$1" != check ]; }; then
+    echo "usage: $0 list|check SRCDIR" >&2; exit 2
+fi
 mode=$1 src=$2
-[ -d "$src/libgdr" ] && [ -d "$src/ucx_plugin" ] ||
-    { echo "$0: $src is not a gdrx source tree" >&2; exit 2; }
+if [ ! -d "$src/libgdr" ] || [ ! -d "$src/ucx_plugin" ]; then
+    echo "$0: $src is not a gdrx source tree" >&2; exit 2
+fi
 
 extract() {
     # $1: directory, $2: the functions (awk regular expression).  Not

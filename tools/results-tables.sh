@@ -15,8 +15,9 @@
 # (make check runs it, so that a table cannot drift from its data).
 # `make docs-tables` runs update.  Needs only sh, awk, diff and mktemp.
 set -eu
-[ $# -eq 2 ] && { [ "$1" = update ] || [ "$1" = check ]; } ||
-    { echo "usage: $0 update|check SRCDIR" >&2; exit 2; }
+if [ $# -ne 2 ] || { [ "$1" != update ] && [ "$1" != check ]; }; then
+    echo "usage: $0 update|check SRCDIR" >&2; exit 2
+fi
 mode=$1 src=$2
 [ -d "$src/results" ] || { echo "$0: no results tree in $src" >&2; exit 2; }
 tmp=$(mktemp -d)
