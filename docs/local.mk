@@ -1,16 +1,40 @@
 # docs/: installed under $(docdir) in the layout of the source tree, so the
-# links of the installed README (docs/api.md, ucx_plugin/README.md, ...)
+# links of the installed README (docs/README.md, ucx_plugin/README.md, ...)
 # resolve there too.
 gdrxdocsdir = $(docdir)/docs
-dist_gdrxdocs_DATA = docs/api.md docs/compat.md docs/semantics.md docs/free-interception.md \
-	docs/gdrdrv.md docs/nvrm.md docs/mpi.md docs/performance.md docs/ucx-flavours.md \
-	docs/h200-copylat.txt docs/h200-nvrm-run.txt docs/h200-nvrm-export-probe.txt \
-	docs/h200-early-alloc-run.txt docs/h200-osu-ucx-versions.txt docs/h200-gdrapi-run.txt docs/h200-gdrapi-span-run.txt \
-	docs/h200-gdrapi-final-run.txt docs/h200-churn.txt docs/h200-integrity-run.txt \
-	docs/gpu-run-2026-12-06.txt docs/gpu-table-run-2026-12-06.txt docs/gpu-run2-2026-12-06.txt docs/gpu-run3-2026-12-06.txt \
-	docs/gpu-run4-2026-12-06.txt docs/gpu-run5-2026-12-06.txt docs/gpu-h200-run-2026-12-06.txt \
-	docs/gpu-h100-run-2026-12-07.txt
+dist_gdrxdocs_DATA = docs/README.md docs/install.md docs/mpi.md docs/ucx-flavours.md \
+	docs/performance.md docs/troubleshooting.md docs/api.md docs/compat.md docs/drivers.md \
+	docs/semantics.md docs/gdrdrv.md docs/nvrm.md docs/free-interception.md
 gdrxucxdocdir = $(docdir)/ucx_plugin
 dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 # The contributor guide, which the README names, beside the README.
 dist_doc_DATA += CONTRIBUTING.md
+
+# The results tree (one folder per GPU run: machine, commit, command, raw
+# output, CSV) is distributed, not installed: the guides' tables are made
+# from it (tools/results-tables.sh), and the tarball's make check checks
+# them as the repository's does.
+EXTRA_DIST += results tools/results-tables.sh tools/results-tables.awk \
+	tools/results-osu-csv.awk tools/results-copylat-csv.awk \
+	tools/doc-messages.sh tools/doc-messages.awk
+
+# `make docs-tables`: rewrite the guides' generated tables from results/
+# (in the source tree: run it after adding a run, then commit both).
+docs-tables:
+	$(SHELL) $(srcdir)/tools/results-tables.sh update $(srcdir)
+.PHONY: docs-tables
+
+# `make check-docs` (part of make check): the guides' tables are what
+# results/ makes, and docs/troubleshooting.md lists every message the
+# sources can print (tools/doc-messages.sh says which calls count).
+check-docs:
+	@echo "=== suite check-docs"
+	@p=0; f=0; \
+	for t in "results-tables.sh check" "doc-messages.sh check"; do \
+	  if $(SHELL) $(srcdir)/tools/$$t $(srcdir); then p=$$((p + 1)); \
+	  else f=$$((f + 1)); echo "check-docs: FAILED: tools/$$t"; fi; \
+	done; \
+	if test -n "$(GDRX_RESULTS)"; then echo "check-docs $$p $$f" >> "$(GDRX_RESULTS)"; fi; \
+	test $$f -eq 0
+GDRX_CHECK_EXTRA += check-docs
+.PHONY: check-docs

@@ -291,7 +291,7 @@ static void diag_gdrdrv(struct info_report *r, const struct info_host *h, int rc
     int installed = uname(&u) == 0 && module_installed(u.release);
     const char *sb = h->secure_boot == 1 ? "; Secure Boot is on: the kernel loads only modules "
                      "signed with an enrolled key, so first sign gdrdrv.ko with a Machine Owner "
-                     "Key (README.md, \"Secure Boot\")" : "";
+                     "Key (docs/install.md, \"gdrdrv, the kernel module\")" : "";
     if (installed) {
         snprintf(fix, sizeof(fix), "modprobe gdrdrv (as root)%s%s", sb, no_module_alt);
         info_problem(r, "gdrdrv", fix, "the gdrdrv module is installed (%s) but not loaded",

@@ -1,9 +1,9 @@
 #!/bin/bash
-# ucx_runs.sh MODE - the H200 runs behind docs/mpi.md's UCX 1.16/1.18/1.22
-# table, docs/compat.md's side by side and docs/h200-churn.txt.  Builds
+# ucx_runs.sh MODE - the GPU runs behind docs/performance.md's osu_latency
+# tables and the runs under results/ (table, churn, gdrcopy, ...).  Builds
 # libgdrx, libgdrapi and the plugins (tests/gpu/build.sh, build_plugin.sh);
 # everything third-party comes prebuilt from the environment, never from
-# this tree (build it by hand, see docs/mpi.md):
+# this tree (built by hand; each results/*/command says how):
 #   UCX_PREFIX_122, UCX_PREFIX_118  installed UCX 1.22 / 1.18 with CUDA
 #                                   (1.22 --with-gdrcopy=$B/gdrapi-prefix for "gdrcopy")
 #   UCX_SRC_122, UCX_SRC_118        their configured source trees (headers)

@@ -645,8 +645,8 @@ out:
     free(got);
 }
 
-/* The default threshold, 16 KiB (docs/mpi.md, "The GPU-to-host copy
- * engine from 16 KiB"): a 16 KiB osu_latency message took 17.4-18.0 us
+/* The default threshold, 16 KiB (results/h100-shmppln, results/h200-30b13d2,
+ * the large116 runs): a 16 KiB osu_latency message took 17.4-18.0 us
  * with the copy engine from 16k against 23.0-24.0 us from 32k, on an H100
  * and an H200, and every size of 4-256 KiB stayed within 1.07 of the
  * fastest setting; 8k lost 1.05-1.12x at 8 KiB.  GPU-to-host parts just

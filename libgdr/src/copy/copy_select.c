@@ -80,7 +80,7 @@ gdrx_copy_variant_t gdrx_copy_best_to(const struct gdrx_cpu_features *f)
 {
     /* AVX-512 stores (one whole WC line each) beat AVX2's at 13 of 14
      * points (8 B-64 KiB, two H200 runs) and were 1 % slower at the other
-     * (docs/performance.md, "Copy variants and the defaults"). */
+     * (results/h200-bench-21b621d, run*-variants.csv). */
     if (gdrx_copy_variant_supported_on(f, GDRX_COPY_AVX512))
         return GDRX_COPY_AVX512;
     if (f->avx2)

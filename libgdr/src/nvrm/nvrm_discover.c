@@ -92,7 +92,7 @@ static int export_range(const struct gdrx_pin_req *req, uint64_t page, uint64_t 
  * dma-buf of the pinned range while the trace watches this thread's
  * ioctls.  libcuda names the RM objects behind the range, each piece as
  * (object, offset, size) (the same pair its UVM mapping holds: every kind
- * matched on the H200, docs/h200-nvrm-export-probe.txt).  One piece
+ * matched on the H200, results/h200-nvrm-export-probe).  One piece
  * covering the whole range proves that the range is one object's pages,
  * in order; anything else (a range CUDA backs with several objects) is
  * refused, never pinned as if the first piece went on.  The dma-buf is
