@@ -62,7 +62,7 @@ static const struct {
     { gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock, gdrx_cuda_hooks_fork_unlock },
 #endif
     { gdrx_fork_guard_lock, gdrx_fork_guard_unlock, gdrx_fork_guard_child },
-    { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_unlock },
+    { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_child },
     /* the free hook's index: the child empties it (the pins are not its) */
     { gdrx_pin_index_fork_prepare, gdrx_pin_index_fork_parent, gdrx_pin_index_fork_child },
     { gdrx_mem_events_fork_lock, gdrx_mem_events_fork_unlock, gdrx_mem_events_fork_unlock },

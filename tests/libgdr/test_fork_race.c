@@ -1,0 +1,187 @@
+/*
+ * test_fork_race.c - fork() while another thread is held, by an
+ * interleaving point (libgdr/src/ipoint.h), where the forking thread must
+ * not wait for it (issue 43, defect 7).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Each case runs in a process of its own with alarm(): a deadlock kills it
+ * with SIGALRM and fails the case instead of hanging the suite.  The
+ * process starts without CUDA (a fork child of a process that initialised
+ * CUDA may not use it), so it can set up what the case needs in order:
+ * CUDA, fork handlers, threads.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipoint.h"
+#include "tcuda.h"
+#ifdef FORK_RACE_NVRM
+#  include "nvrm_reexec.h"
+#endif
+
+#define KiB 1024u
+#define MiB (1024u * KiB)
+#define RACE_ALARM 10u /* seconds: every case takes well under one */
+#define PARK_MS 5000u
+
+/* Runs body in a child process under alarm(); the case passes if it
+ * returned 0.  Its return value is a mask of the checks that failed. */
+static void in_child(const char *what, int (*body)(void))
+{
+    int st = 0;
+
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        alarm(RACE_ALARM);
+        _exit(body());
+    }
+    CU_ASSERT_EQUAL_FATAL(waitpid(pid, &st, 0), pid);
+    if (WIFSIGNALED(st))
+        fprintf(stderr, "    %s: killed by signal %d%s\n", what, WTERMSIG(st),
+                WTERMSIG(st) == SIGALRM ? " (no progress: deadlocked)" : "");
+    else if (WEXITSTATUS(st) != 0)
+        fprintf(stderr, "    %s: failed checks, mask %#x\n", what, (unsigned)WEXITSTATUS(st));
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* fork() from this thread; the child only leaves.  0 once it has. */
+static int fork_and_reap(void)
+{
+    int st = 0;
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
+}
+
+static CUresult free_hooked(CUdeviceptr p)
+{
+    __typeof__(&cuMemFree) fn;
+    void *f = dlsym(RTLD_DEFAULT, "cuMemFree_v2");
+
+    if (!f)
+        return CUDA_ERROR_NOT_FOUND;
+    memcpy(&fn, &f, sizeof(fn));
+    return fn(p);
+}
+
+/* A thread that runs one CUDA call in the creator's context. */
+struct cuda_thread {
+    pthread_t   t;
+    CUcontext   ctx;
+    CUdeviceptr p;
+    CUresult    rc;
+    int         free; /* 1: cuMemFree(p), 0: cuMemAlloc(&p, 4 MiB) */
+};
+
+static void *cuda_thread_main(void *arg)
+{
+    struct cuda_thread *c = arg;
+
+    c->rc = tc.CtxSetCurrent(c->ctx);
+    if (c->rc == CUDA_SUCCESS)
+        c->rc = c->free ? free_hooked(c->p) : tc.MemAlloc(&c->p, 4 * MiB);
+    return NULL;
+}
+
+static int cuda_thread_start(struct cuda_thread *c, int free, CUdeviceptr p)
+{
+    c->free = free;
+    c->p = p;
+    if (tc.CtxGetCurrent(&c->ctx) != CUDA_SUCCESS)
+        return -1;
+    return pthread_create(&c->t, NULL, cuda_thread_main, c) == 0 ? 0 : -1;
+}
+
+#define CHECK(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
+
+#ifdef FORK_RACE_NVRM /* the trace is nvrm's */
+/* ---- defect 7: a prepare handler after libgdrx's calls CUDA while
+ * another thread is inside cuMemAlloc's traced ioctl ----
+ * libcuda (here the simulated one) holds its lock from cuMemAlloc's start
+ * to its end; the nvrm trace runs inside its ioctls.  Parked there, the
+ * allocator holds libcuda's lock; released from the handler, it needs the
+ * trace's lock.  If libgdrx's prepare handler held that, the handler's
+ * own cuMemAlloc waited for the allocator, which waited for the forking
+ * thread. */
+static struct {
+    int      armed;
+    CUresult alloc, free;
+} d7;
+
+static void d7_prepare(void)
+{
+    CUdeviceptr p = 0;
+
+    if (!d7.armed)
+        return;
+    d7.armed = 0;
+    ipoint_release("nvrm_trace.observe");
+    d7.alloc = tc.MemAlloc(&p, 4 * MiB);
+    d7.free = d7.alloc == CUDA_SUCCESS ? free_hooked(p) : d7.alloc;
+}
+
+static int d7_body(void)
+{
+    struct cuda_thread a;
+    int bad = 0, bit = 0;
+    gdrx_t g;
+
+    if (tc_setup(0) || pthread_atfork(d7_prepare, NULL, NULL) || gdrx_open(NULL, &g))
+        return 0x80; /* before libgdrx's, which the open registers */
+    d7.alloc = d7.free = CUDA_ERROR_UNKNOWN;
+    CHECK(ipoint_arm("nvrm_trace.observe") == 0);
+    CHECK(cuda_thread_start(&a, 0, 0) == 0);
+    CHECK(ipoint_wait("nvrm_trace.observe", PARK_MS) == 0);
+    d7.armed = 1;
+    CHECK(fork_and_reap() == 0);
+    CHECK(pthread_join(a.t, NULL) == 0 && a.rc == CUDA_SUCCESS);
+    CHECK(d7.alloc == CUDA_SUCCESS && d7.free == CUDA_SUCCESS);
+    CHECK(free_hooked(a.p) == CUDA_SUCCESS && gdrx_close(g) == 0);
+    return bad;
+}
+
+static void test_handler_cuda_vs_traced_alloc(void)
+{
+    in_child("fork with a CUDA-calling handler while another thread allocates", d7_body);
+}
+#endif
+
+static const struct gdrx_test_case race_cases[] = {
+#ifdef FORK_RACE_NVRM
+    GDRX_TEST_CASE(test_handler_cuda_vs_traced_alloc),
+#endif
+    GDRX_TEST_END,
+};
+
+/* FORK_RACE_NVRM: on nvrm under the RM-ioctl emulator, where libgdrx's
+ * ioctl trace runs inside libcuda's calls. */
+#ifdef FORK_RACE_NVRM
+#  define SUITE  "fork_race_nvrm"
+#  define BEFORE nvt_use_nvrm
+#else
+#  define SUITE  "fork_race"
+#  define BEFORE NULL
+#endif
+
+static const struct gdrx_test_suite suites[] = {
+    { SUITE, NULL, NULL, race_cases },
+    GDRX_SUITE_END,
+};
+
+int main(int argc, char **argv)
+{
+    return tc_main(argc, argv, suites, BEFORE);
+}
