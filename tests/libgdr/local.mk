@@ -144,9 +144,13 @@ EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 # forking thread must not wait for it (issue 43); each case in a process
 # of its own under alarm().
 if GDRX_TEST_POINTS
-check_PROGRAMS += tests/libgdr/test_fork_race_nvrm
-GDRX_SUITES    += tests/libgdr/test_fork_race_nvrm
-GDRX_THREAD_SUITES += tests/libgdr/test_fork_race_nvrm
+check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c
+tests_libgdr_test_fork_race_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
+tests_libgdr_test_fork_race_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_fork_race_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) $(DL_LIBS) -lpthread
 tests_libgdr_test_fork_race_nvrm_SOURCES  = tests/libgdr/test_fork_race.c \
 	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
 tests_libgdr_test_fork_race_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_RACE_NVRM \

@@ -1,7 +1,7 @@
 /*
  * test_fork_race.c - fork() while another thread is held, by an
  * interleaving point (libgdr/src/ipoint.h), where the forking thread must
- * not wait for it (issue 43, defect 7).
+ * not wait for it (issue 43, defects 7 and 8).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -159,10 +159,65 @@ static void test_handler_cuda_vs_traced_alloc(void)
 }
 #endif
 
+/* ---- defect 8: a copy from a prepare handler after libgdrx's while
+ * another thread's cuMemFree holds the pin ----
+ * The free holds the pin's copies until it has revoked the pin, which
+ * takes a lock the forking thread holds: waiting for it there never ends.
+ * The copy refuses (-EDEADLK) after a bounded wait; after fork() returned
+ * the free completes and the pin is stale. */
+static struct {
+    int        armed;
+    gdrx_pin_t pin;
+    void      *cpu;
+    int        copy;
+} d8;
+
+static void d8_prepare(void)
+{
+    unsigned char byte = 1;
+
+    if (!d8.armed)
+        return;
+    d8.armed = 0;
+    ipoint_release("mem_events.after_driver_free");
+    d8.copy = gdrx_copy_to_mapping(d8.pin, d8.cpu, &byte, 1);
+}
+
+static int d8_body(void)
+{
+    struct cuda_thread f;
+    unsigned char byte = 2;
+    int bad = 0, bit = 0;
+    gdrx_t g;
+
+    if (tc_setup(0) || pthread_atfork(d8_prepare, NULL, NULL) || gdrx_open(NULL, &g))
+        return 0x80;
+    CUdeviceptr a = tc_alloc(4 * MiB);
+    if (!a || gdrx_pin(g, a, 64 * KiB, 0, &d8.pin) || gdrx_map(g, d8.pin, &d8.cpu))
+        return 0x40;
+    d8.copy = 1;
+    CHECK(ipoint_arm("mem_events.after_driver_free") == 0);
+    CHECK(cuda_thread_start(&f, 1, a) == 0);
+    CHECK(ipoint_wait("mem_events.after_driver_free", PARK_MS) == 0);
+    d8.armed = 1;
+    CHECK(fork_and_reap() == 0);
+    CHECK(d8.copy == -EDEADLK);
+    CHECK(pthread_join(f.t, NULL) == 0 && f.rc == CUDA_SUCCESS);
+    CHECK(gdrx_copy_to_mapping(d8.pin, d8.cpu, &byte, 1) == -ESTALE);
+    CHECK(gdrx_unpin(g, d8.pin) == 0 && gdrx_close(g) == 0);
+    return bad;
+}
+
+static void test_handler_copy_vs_free(void)
+{
+    in_child("a copy from a handler while another thread frees the pin", d8_body);
+}
+
 static const struct gdrx_test_case race_cases[] = {
 #ifdef FORK_RACE_NVRM
     GDRX_TEST_CASE(test_handler_cuda_vs_traced_alloc),
 #endif
+    GDRX_TEST_CASE(test_handler_copy_vs_free),
     GDRX_TEST_END,
 };
 
