@@ -22,8 +22,11 @@
  *
  * The child handler runs while the child has one thread, so it changes the
  * inherited objects without their per-object locks (any of which a
- * vanished parent thread may hold); the copy path reads the pins' published
- * views as always and finds -ECHILD there, at no cost to the parent.
+ * vanished parent thread may hold), then gives every slot new ones, so
+ * that a context the child opens (perhaps in a slot a parent thread had
+ * locked) and its close, which walks every pin, wait for nobody; the copy
+ * path reads the pins' published views as always and finds -ECHILD there,
+ * at no cost to the parent.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -117,6 +120,11 @@ static void fork_child(void)
     /* the tables' locks are still held: their slots are stable */
     gdrx_ht_foreach(&gdrx_ctx_table, mark_ctx, NULL);
     gdrx_ht_foreach(&gdrx_pin_table, mark_pin, NULL);
+    /* the per-object locks, which prepare does not take (other threads
+     * hold them across CUDA calls and backend work): any may be held by a
+     * thread the child does not have */
+    gdrx_ht_child_reset_locks(&gdrx_ctx_table);
+    gdrx_ht_child_reset_locks(&gdrx_pin_table);
     for (size_t i = NLOCKS; i-- > 0;)
         locks[i].child();
     gdrx_fork_defer_end(1);

@@ -51,7 +51,9 @@
  * 43, defect 7); the child gets a new one instead (its holder may be a
  * thread the child does not have).  The per-object locks (CTX, PIN,
  * DEVCTX) are not taken: a child marks the inherited contexts and pins
- * forked and never takes their locks.  Fork
+ * forked, never takes their locks for them, and gives every context and
+ * pin slot new locks (a vanished thread may have held one, of a slot the
+ * child then reuses or walks: issue 43, defect 10).  Fork
  * handlers that run after fork.c's (registered before it) run on the thread
  * that holds them all: fork_defer.c keeps the calls they make from taking
  * any lock.

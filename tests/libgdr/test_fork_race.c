@@ -1,7 +1,7 @@
 /*
  * test_fork_race.c - fork() while another thread is held, by an
  * interleaving point (libgdr/src/ipoint.h), where the forking thread must
- * not wait for it (issue 43, defects 7 and 8).
+ * not wait for it (issue 43, defects 7, 8 and 10).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -213,11 +213,144 @@ static void test_handler_copy_vs_free(void)
     in_child("a copy from a handler while another thread frees the pin", d8_body);
 }
 
+/* ---- defect 10: a slot's lock held by a thread the child does not have
+ * ----
+ * A context closed under a thread that looked it up is free, and that
+ * thread then read-locks it: forked there, the child's first gdrx_open
+ * takes that slot.  A pin's lock held by another thread: the child's
+ * context close walks every pin (nvrm only: the only backend here that
+ * opens without CUDA).  The child opens as gdr_open does (no CUDA there)
+ * and closes. */
+/* nvrm opens without CUDA (its checks need only the RM); dmabuf cannot
+ * (gdr_open returns NULL in such a child), after allocating the slot. */
+#ifdef FORK_RACE_NVRM
+#  define CHILD_OPENS 1
+#else
+#  define CHILD_OPENS 0
+#endif
+
+static int child_open_close(void)
+{
+    struct gdrx_open_params params;
+    gdrx_t g;
+
+    alarm(RACE_ALARM); /* not inherited: a hang here must end too */
+    gdrx_open_params_init(&params);
+    params.flags = GDRX_OPEN_FLAG_NO_CUDA_FALLBACK;
+    int rc = gdrx_open(&params, &g);
+    if (rc == 0)
+        rc = gdrx_close(g);
+    if (rc == -ENODEV && !CHILD_OPENS)
+        return 0; /* it returned: what the case is about */
+    if (rc)
+        fprintf(stderr, "    child: gdr_open/gdr_close: %s\n", gdrx_strerror(rc));
+    return rc != 0;
+}
+
+static int fork_child_opens(void)
+{
+    int st = 0;
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(child_open_close());
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0
+               ? 0 : -1;
+}
+
+struct attr_thread {
+    pthread_t t;
+    gdrx_t    g;
+    int       rc;
+};
+
+static void *attr_main(void *arg)
+{
+    struct attr_thread *a = arg;
+    uint64_t v;
+
+    a->rc = gdrx_get_attr(a->g, GDRX_ATTR_PIN_COUNT, &v);
+    return NULL;
+}
+
+static int d10_ctx_body(void)
+{
+    struct attr_thread t;
+    int bad = 0, bit = 0;
+
+    if (tc_setup(0) || gdrx_open(NULL, &t.g))
+        return 0x80;
+    CHECK(ipoint_arm("context.get_before_lock") == 0);
+    CHECK(ipoint_arm("context.get_locked") == 0);
+    CHECK(pthread_create(&t.t, NULL, attr_main, &t) == 0);
+    CHECK(ipoint_wait("context.get_before_lock", PARK_MS) == 0);
+    CHECK(gdrx_close(t.g) == 0); /* the slot is free, first in line */
+    CHECK(ipoint_release("context.get_before_lock") == 0);
+    CHECK(ipoint_wait("context.get_locked", PARK_MS) == 0);
+    CHECK(fork_child_opens() == 0);
+    CHECK(ipoint_release("context.get_locked") == 0);
+    CHECK(pthread_join(t.t, NULL) == 0 && t.rc == -EBADF);
+    return bad;
+}
+
+static void test_child_open_slot_locked(void)
+{
+    in_child("gdr_open in a child, a free context slot locked in the parent", d10_ctx_body);
+}
+
+#if CHILD_OPENS
+struct query_thread {
+    pthread_t  t;
+    gdrx_t     g;
+    gdrx_pin_t pin;
+    int        rc;
+};
+
+static void *query_main(void *arg)
+{
+    struct query_thread *q = arg;
+    struct gdrx_pin_info info;
+
+    q->rc = gdrx_pin_query(q->g, q->pin, &info);
+    return NULL;
+}
+
+static int d10_pin_body(void)
+{
+    struct query_thread q;
+    int bad = 0, bit = 0;
+
+    if (tc_setup(0) || gdrx_open(NULL, &q.g))
+        return 0x80;
+    CUdeviceptr a = tc_alloc(4 * MiB);
+    if (!a || gdrx_pin(q.g, a, 64 * KiB, 0, &q.pin))
+        return 0x40;
+    CHECK(ipoint_arm("pin.get_locked") == 0);
+    CHECK(pthread_create(&q.t, NULL, query_main, &q) == 0);
+    CHECK(ipoint_wait("pin.get_locked", PARK_MS) == 0);
+    CHECK(fork_child_opens() == 0);
+    CHECK(ipoint_release("pin.get_locked") == 0);
+    CHECK(pthread_join(q.t, NULL) == 0 && q.rc == 0);
+    CHECK(gdrx_unpin(q.g, q.pin) == 0 && gdrx_close(q.g) == 0);
+    return bad;
+}
+
+static void test_child_close_pin_locked(void)
+{
+    in_child("gdr_close in a child, a pin locked in the parent", d10_pin_body);
+}
+#endif
+
 static const struct gdrx_test_case race_cases[] = {
 #ifdef FORK_RACE_NVRM
     GDRX_TEST_CASE(test_handler_cuda_vs_traced_alloc),
 #endif
     GDRX_TEST_CASE(test_handler_copy_vs_free),
+    GDRX_TEST_CASE(test_child_open_slot_locked),
+#if CHILD_OPENS
+    GDRX_TEST_CASE(test_child_close_pin_locked),
+#endif
     GDRX_TEST_END,
 };
 
