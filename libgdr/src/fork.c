@@ -53,13 +53,15 @@ static void unlock_pin_table(void) { gdrx_ht_fork_unlock(&gdrx_pin_table); }
 /* The process-wide locks, in the lock order (lock_order.h): prepare takes
  * them first to last, the parent and child handlers release them last to
  * first.  child is what the child does instead of the parent's release:
- * for a rwlock, a new lock (gdrx_rwlock_child_reset says why). */
+ * for a rwlock, a new lock (gdrx_rwlock_child_reset says why).  A lock
+ * without take is not taken (lock_order.h, "fork()", says which and why);
+ * the child only gets a new one. */
 static const struct {
     void (*take)(void);
     void (*parent)(void);
     void (*child)(void);
 } locks[] = {
-    { gdrx_cuda_fork_lock, gdrx_cuda_fork_unlock, gdrx_cuda_fork_unlock },
+    { NULL, NULL, gdrx_cuda_fork_child },
     { gdrx_free_hook_fork_lock, gdrx_free_hook_fork_unlock, gdrx_free_hook_fork_unlock },
 #ifdef GDRX_HAVE_FREE_HOOKS
     { gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock, gdrx_cuda_hooks_fork_unlock },
@@ -79,7 +81,8 @@ static const struct {
 static void fork_prepare(void)
 {
     for (size_t i = 0; i < NLOCKS; i++)
-        locks[i].take();
+        if (locks[i].take)
+            locks[i].take();
     /* the handlers that run after this one, on this thread, find the locks
      * taken: what they call takes none of them again (lock_order.h), and
      * the API defers or refuses (fork_defer.c) */
@@ -91,7 +94,8 @@ static void fork_parent(void)
 {
     gdrx_lock_order_fork_disown();
     for (size_t i = NLOCKS; i-- > 0;)
-        locks[i].parent();
+        if (locks[i].parent)
+            locks[i].parent();
     gdrx_fork_defer_end(0);
 }
 

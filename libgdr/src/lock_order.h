@@ -14,7 +14,9 @@
  *                pin; one at a time (close, the free hook and a context
  *                release lock the pins one by one).
  *   DEVCTX       a context's primary-context table (devctx.c); calls CUDA.
- *   CUDA_LOADER  loading libcuda (cuda_loader.c, once); calls CUDA.
+ *   CUDA_LOADER  loading libcuda (cuda_loader.c, once): held across
+ *                dlopen and cuInit, which registers libcuda's fork
+ *                handler; calls CUDA.
  *   FREE_HOOK    deciding whether to install the CUDA hooks (free_hook.c);
  *                installs them under it.
  *   CUDA_HOOKS   the hooks' patch table (hooks/cuda_hooks.c); patches
@@ -43,20 +45,24 @@
  * No lock is held while copying, nor while calling a subscriber back.
  *
  * fork(): fork.c's prepare handler takes every process-wide lock above
- * (from CUDA_LOADER on) in this order, so no other thread holds one while
+ * (from FREE_HOOK on) in this order, so no other thread holds one while
  * the process is copied; the parent and child handlers release them.
- * Except TRACE: a thread takes it inside libcuda, holding libcuda's lock,
- * so a prepare handler holding it would wait, through libcuda, for the
- * thread that waits for it as soon as a later handler calls CUDA (issue
- * 43, defect 7); the child gets a new one instead (its holder may be a
- * thread the child does not have).  The per-object locks (CTX, PIN,
- * DEVCTX) are not taken: a child marks the inherited contexts and pins
- * forked, never takes their locks for them, and gives every context and
- * pin slot new locks (a vanished thread may have held one, of a slot the
- * child then reuses or walks: issue 43, defect 10).  Fork
- * handlers that run after fork.c's (registered before it) run on the thread
- * that holds them all: fork_defer.c keeps the calls they make from taking
- * any lock.
+ * Two are left out, and the child gets new ones instead (their holder may
+ * be a thread the child does not have):
+ *  - CUDA_LOADER: its holder may be registering a fork handler (libcuda's,
+ *    in cuInit), which a glibc before 2.36 makes wait until fork's
+ *    handlers are done (issue 43, defect 9);
+ *  - TRACE: a thread takes it inside libcuda, holding libcuda's lock, so a
+ *    prepare handler holding it would wait, through libcuda, for the
+ *    thread that waits for it as soon as a later handler calls CUDA (issue
+ *    43, defect 7).
+ * The per-object locks (CTX, PIN, DEVCTX) are not taken: a child marks
+ * the inherited contexts and pins forked, never takes their locks for
+ * them, and gives every context and pin slot new locks (a vanished thread
+ * may have held one, of a slot the child then reuses or walks: issue 43,
+ * defect 10).  Fork handlers that run after fork.c's (registered before
+ * it) run on the thread that holds them all: fork_defer.c keeps the calls
+ * they make from taking any lock.
  *
  * The check: every lock call below records the ranks this thread holds and
  * reports a lock taken out of order (gdrx_err).  Builds with

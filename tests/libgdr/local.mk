@@ -141,8 +141,9 @@ tests_libgdr_test_fork_nvrm_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
 # fork() while another thread is parked at an interleaving point where the
-# forking thread must not wait for it (issue 43); each case in a process
-# of its own under alarm().
+# forking thread must not wait for it (issue 43, defects 7 to 10); each
+# case in a process of its own under alarm().  -rdynamic: its
+# __register_atfork (glibc < 2.36's rule) is the one libcuda calls.
 if GDRX_TEST_POINTS
 check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
@@ -151,6 +152,7 @@ tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c
 tests_libgdr_test_fork_race_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
 tests_libgdr_test_fork_race_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_fork_race_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) $(DL_LIBS) -lpthread
+tests_libgdr_test_fork_race_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 tests_libgdr_test_fork_race_nvrm_SOURCES  = tests/libgdr/test_fork_race.c \
 	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
 tests_libgdr_test_fork_race_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_RACE_NVRM \
@@ -158,6 +160,7 @@ tests_libgdr_test_fork_race_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_RACE_NV
 tests_libgdr_test_fork_race_nvrm_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_fork_race_nvrm_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) \
 	$(DL_LIBS) -lpthread
+tests_libgdr_test_fork_race_nvrm_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 EXTRA_tests_libgdr_test_fork_race_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 endif
 

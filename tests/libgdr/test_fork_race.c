@@ -1,7 +1,7 @@
 /*
  * test_fork_race.c - fork() while another thread is held, by an
  * interleaving point (libgdr/src/ipoint.h), where the forking thread must
- * not wait for it (issue 43, defects 7, 8 and 10).
+ * not wait for it (issue 43, defects 7 to 10).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -342,6 +342,122 @@ static void test_child_close_pin_locked(void)
 }
 #endif
 
+#ifndef FORK_RACE_NVRM /* once is enough: no nvrm call in the window */
+/* ---- defect 9: a fork during the first cuInit, with libgdrx's handlers
+ * registered early, on a glibc that holds its fork-handler lock across
+ * the prepare handlers ----
+ * glibc 2.28 to 2.35 take the lock pthread_atfork takes before the first
+ * prepare handler and release it after the last parent or child handler;
+ * 2.36 releases it while each handler runs.  This program keeps the older
+ * rule on any glibc: its __register_atfork (what pthread_atfork calls;
+ * exported with -rdynamic, so libcuda's registrations reach it too) waits
+ * while a fork runs its handlers.  libcuda registers its handler inside
+ * cuInit, which libgdrx calls holding its loader's lock; a prepare handler
+ * that takes that lock waits for a thread that waits for the fork. */
+static pthread_mutex_t old_glibc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t old_glibc_cond = PTHREAD_COND_INITIALIZER;
+static int old_glibc_on, old_glibc_forking, old_glibc_forks;
+
+typedef int (*register_atfork_fn)(void (*)(void), void (*)(void), void (*)(void), void *);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                      void *dso)
+{
+    register_atfork_fn real;
+    void *f = dlsym(RTLD_NEXT, "__register_atfork");
+
+    if (!f)
+        return ENOSYS;
+    memcpy(&real, &f, sizeof(f));
+    pthread_mutex_lock(&old_glibc_lock);
+    while (old_glibc_forking)
+        pthread_cond_wait(&old_glibc_cond, &old_glibc_lock);
+    pthread_mutex_unlock(&old_glibc_lock);
+    return real(prepare, parent, child, dso);
+}
+
+/* Registered after libgdrx's: its prepare runs first, the others last. */
+static void old_glibc_prepare(void)
+{
+    if (!old_glibc_on)
+        return;
+    pthread_mutex_lock(&old_glibc_lock);
+    old_glibc_forking = 1;
+    old_glibc_forks++;
+    pthread_mutex_unlock(&old_glibc_lock);
+}
+
+static void old_glibc_done(void)
+{
+    if (!old_glibc_on)
+        return;
+    pthread_mutex_lock(&old_glibc_lock);
+    old_glibc_forking = 0;
+    pthread_cond_broadcast(&old_glibc_cond);
+    pthread_mutex_unlock(&old_glibc_lock);
+}
+
+void gdrx_test_ipoint_hook_set(void (*fn)(const char *name));
+
+static void *d9_open(void *arg)
+{
+    struct attr_thread *a = arg;
+
+    a->rc = gdrx_open(NULL, &a->g);
+    return NULL;
+}
+
+/* The child: its first gdrx_open loads CUDA itself, past the point (no
+ * parking in a child, whose copy of the harness's lock may be held). */
+static void *d9_fork(void *arg)
+{
+    int *rc = arg, st = 0;
+
+    pid_t pid = fork();
+    if (pid == 0) {
+        gdrx_test_ipoint_hook_set(NULL);
+        _exit(child_open_close());
+    }
+    *rc = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return NULL;
+}
+
+static int d9_body(void)
+{
+    struct attr_thread opener = { .rc = 1 };
+    pthread_t forker;
+    int bad = 0, bit = 0, forked = -1, seen = 0;
+
+    if (gdrx_fork_handlers_register() != 0 ||
+        pthread_atfork(old_glibc_prepare, old_glibc_done, old_glibc_done) != 0)
+        return 0x80;
+    old_glibc_on = 1;
+    CHECK(ipoint_arm("cuda_loader.before_init") == 0);
+    CHECK(pthread_create(&opener.t, NULL, d9_open, &opener) == 0);
+    CHECK(ipoint_wait("cuda_loader.before_init", PARK_MS) == 0);
+    fflush(NULL);
+    CHECK(pthread_create(&forker, NULL, d9_fork, &forked) == 0);
+    for (int i = 0; i < 5000 && !seen; i++) {
+        pthread_mutex_lock(&old_glibc_lock);
+        seen = old_glibc_forks;
+        pthread_mutex_unlock(&old_glibc_lock);
+        usleep(1000);
+    }
+    CHECK(seen); /* the fork runs its handlers: let cuInit register */
+    CHECK(ipoint_release("cuda_loader.before_init") == 0);
+    CHECK(pthread_join(forker, NULL) == 0 && forked == 0);
+    CHECK(pthread_join(opener.t, NULL) == 0 && opener.rc == 0);
+    CHECK(gdrx_close(opener.g) == 0);
+    return bad;
+}
+
+static void test_fork_during_first_cuinit(void)
+{
+    in_child("fork during the first cuInit, glibc < 2.36's handler lock", d9_body);
+}
+#endif
+
 static const struct gdrx_test_case race_cases[] = {
 #ifdef FORK_RACE_NVRM
     GDRX_TEST_CASE(test_handler_cuda_vs_traced_alloc),
@@ -350,6 +466,9 @@ static const struct gdrx_test_case race_cases[] = {
     GDRX_TEST_CASE(test_child_open_slot_locked),
 #if CHILD_OPENS
     GDRX_TEST_CASE(test_child_close_pin_locked),
+#endif
+#ifndef FORK_RACE_NVRM
+    GDRX_TEST_CASE(test_fork_during_first_cuinit),
 #endif
     GDRX_TEST_END,
 };
