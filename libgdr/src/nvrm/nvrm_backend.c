@@ -458,8 +458,12 @@ static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
                      layout->first_checked, layout->last_checked, proof.step, proof.detail);
         break;
     }
-    if (proof.rc == 0)
+    if (proof.rc == 0) {
+        /* also where the parent we were forked from proved it: the open
+         * in the child made the row active, unproven, again */
+        nvrm_layout_set_proven();
         return 0;
+    }
     /* the trace must not read layouts that failed */
     nvrm_layout_set_active(NULL);
     return -ENOTSUP;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../ipoint.h" /* not tests/harness/ipoint.h, on some suites' paths */
@@ -198,6 +199,35 @@ static int is_uvm_fd(int fd)
     return strcmp(target, "/dev/nvidia-uvm") == 0;
 }
 
+/* The map request's status, hClient and hMemory, at the active row's
+ * offsets: 0, or -1 if they cannot be trusted to lie inside the request.
+ * libcuda's request is as long as its branch lays it out, which the ioctl
+ * number does not say (UVM's commands are plain numbers); a row not yet
+ * proven for this driver (a wrong one: 256 GPUs against a 32-GPU request)
+ * would read past it, into whatever follows, or fault.  So until the open
+ * self-test passed, the three words are read with a read that cannot
+ * fault: process_vm_readv on this process fails with EFAULT instead. */
+static int uvm_map_words(const void *arg, const struct nvrm_uvm_map_shape *m, uint32_t w[3])
+{
+    const size_t off[3] = { m->status_off, m->h_client_off, m->h_memory_off };
+
+    if (nvrm_layout_active_proven()) {
+        for (int i = 0; i < 3; i++)
+            w[i] = nvrm_wire_u32(arg, off[i]);
+        return 0;
+    }
+    struct iovec local[3], remote[3];
+    for (int i = 0; i < 3; i++) {
+        local[i] = (struct iovec){ .iov_base = &w[i], .iov_len = sizeof(w[i]) };
+        remote[i] = (struct iovec){ .iov_base = (uint8_t *)arg + off[i],
+                                    .iov_len = sizeof(w[i]) };
+    }
+    /* where the kernel refuses it (ENOSYS, EPERM), nothing is recorded and
+     * the self-test refuses the unproven branch, naming the step */
+    return process_vm_readv(getpid(), local, 3, remote, 3, 0) == (ssize_t)sizeof(uint32_t[3])
+               ? 0 : -1;
+}
+
 static void observe_uvm(int fd, unsigned long req, void *arg)
 {
     if (!is_uvm_fd(fd))
@@ -210,11 +240,11 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
         const struct nvrm_layout *l = nvrm_layout_active();
         const struct nvrm_uvm_map_shape *m = l ? l->uvm_map : NULL;
         const struct nvrm_uvm_map_external *p = arg; /* base, length, offset: all branches */
-        if (m && nvrm_wire_u32(arg, m->status_off) == NVRM_OK)
+        uint32_t w[3]; /* status, hClient, hMemory */
+        if (m && uvm_map_words(arg, m, w) == 0 && w[0] == NVRM_OK)
             add_record_locked((struct va_record){
                 .base = p->base, .length = p->length, .offset = p->offset,
-                .h_client = nvrm_wire_u32(arg, m->h_client_off),
-                .h_memory = nvrm_wire_u32(arg, m->h_memory_off) });
+                .h_client = w[1], .h_memory = w[2] });
     } else if (req == NVRM_UVM_FREE) {
         const struct nvrm_uvm_free *p = arg;
         drop_range_locked(p->base, p->length ? p->length : 1);
