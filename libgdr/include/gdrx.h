@@ -31,8 +31,9 @@
  *    gdrx_open, subscription or gdrx_fork_handlers_register) runs after it
  *    and may still call gdrx_unpin and gdrx_unmap (done once the locks are
  *    free, before fork() returns; the call returns 0 at once, or its
- *    argument error, or -ECHILD in the child) and the copies; any other
- *    call there fails with -EDEADLK.
+ *    argument error, or -ECHILD in the child) and the copies (which fail
+ *    with -EDEADLK there if another thread's CUDA free holds the pin);
+ *    any other call there fails with -EDEADLK.
  *
  * Environment: GDRX_BACKEND=gdrdrv|nvrm|dmabuf|auto (overrides
  * GDRX_BACKEND_AUTO; an unknown name makes gdrx_open fail with -EINVAL),

@@ -117,6 +117,10 @@ struct gdrx_backend_ops {
      * such lock).  A backend registers no fork handler of its own. */
     void (*fork_lock)(void);
     void (*fork_unlock)(void);
+    /* In the child instead of fork_unlock (NULL: fork_unlock): also
+     * resets what fork_lock does not take because it is taken inside
+     * libcuda (lock_order.h, TRACE), which a vanished thread may hold. */
+    void (*fork_child)(void);
 };
 
 /* Keep a CPU mapping out of fork children (MADV_DONTFORK): 0 or -1 with

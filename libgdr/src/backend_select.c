@@ -148,3 +148,13 @@ void gdrx_backends_fork_unlock(void)
         if (backends[i]->fork_unlock)
             backends[i]->fork_unlock();
 }
+
+void gdrx_backends_fork_child(void)
+{
+    for (size_t i = NBACKENDS; i-- > 0;) {
+        if (backends[i]->fork_child)
+            backends[i]->fork_child();
+        else if (backends[i]->fork_unlock)
+            backends[i]->fork_unlock();
+    }
+}

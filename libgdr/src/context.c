@@ -10,6 +10,7 @@
 
 #include "core.h"
 #include "free_hook.h"
+#include "ipoint.h"
 #include "log.h"
 #include "mem_events.h"
 
@@ -44,7 +45,12 @@ int gdrx_ctx_get(uint64_t id, struct gdrx_ctx **out)
      * parent thread that does not exist here. */
     if (atomic_load_explicit(&ctx->state, memory_order_relaxed) == GDRX_CTX_FORKED)
         return -ECHILD;
+    /* A close may end here, leaving the slot free, then locked below by
+     * this thread: a fork then must not hand the child a free slot whose
+     * lock nobody there will release (issue 43, defect 10). */
+    GDRX_IPOINT("context.get_before_lock");
     gdrx_rwlock_lock(&ctx->lock, GDRX_LOCK_CTX, GDRX_READ);
+    GDRX_IPOINT("context.get_locked");
     /* Closed (and perhaps reopened under a new id) while we waited. */
     if (!gdrx_ht_is_live(&ctx->h, id)) {
         gdrx_rwlock_unlock(&ctx->lock, GDRX_LOCK_CTX);

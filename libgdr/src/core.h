@@ -195,5 +195,6 @@ int gdrx_backend_precheck(gdrx_backend_t want, const struct gdrx_backend_ops **o
  * fork handlers, rank BACKEND and after in lock_order.h). */
 void gdrx_backends_fork_lock(void);
 void gdrx_backends_fork_unlock(void);
+void gdrx_backends_fork_child(void);
 
 #endif /* GDRX_CORE_H */

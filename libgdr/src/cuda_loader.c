@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ipoint.h"
 #include "lock_order.h"
 #include "log.h"
 
@@ -108,6 +109,9 @@ static int cuda_load(void)
          * platform dlsym works on; memcpy avoids the ISO C cast warning. */
         memcpy((char *)&cuda + s->offset, &fn, sizeof(fn));
     }
+    /* cuda_lock held: libcuda registers its fork handlers in here (issue
+     * 43, defect 9: a fork must not wait for this thread) */
+    GDRX_IPOINT("cuda_loader.before_init");
     CUresult res = cuda.Init(0);
     if (res != CUDA_SUCCESS) {
         gdrx_err("cuInit failed: CUDA error %d", (int)res);
@@ -209,12 +213,10 @@ int gdrx_cuda_errno(CUresult res)
     }
 }
 
-void gdrx_cuda_fork_lock(void)
+/* One thread here; another may have been loading libcuda, holding
+ * cuda_lock, when the process was copied.  What it had resolved is redone
+ * by the child's first gdrx_cuda_get (cuda_loaded is set last). */
+void gdrx_cuda_fork_child(void)
 {
-    gdrx_mutex_lock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
-}
-
-void gdrx_cuda_fork_unlock(void)
-{
-    gdrx_mutex_unlock(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
+    gdrx_mutex_child_reset(&cuda_lock, GDRX_LOCK_CUDA_LOADER);
 }

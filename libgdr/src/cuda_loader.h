@@ -40,9 +40,12 @@ struct gdrx_cuda {
  * not support dlclose.
  */
 int gdrx_cuda_get(const struct gdrx_cuda **cu);
-/* The fork handlers (fork.c) hold the loader's lock across fork. */
-void gdrx_cuda_fork_lock(void);
-void gdrx_cuda_fork_unlock(void);
+/* The fork handlers (fork.c) do not take the loader's lock: it is held
+ * across dlopen and cuInit, in which libcuda registers its own fork
+ * handler, and a glibc before 2.36 makes that registration wait for a
+ * fork's prepare handlers (issue 43, defect 9).  The child handler gives
+ * the child a new one. */
+void gdrx_cuda_fork_child(void);
 
 /*
  * gdrx_cuda_get(), but only if the process already has libcuda.so.1

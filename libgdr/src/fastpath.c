@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "export.h"
+#include "fork_defer.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -34,6 +35,9 @@ void core_test_publishing(struct gdrx_pin *pin);
 /* A reader that finds the counter odd spins this often before
  * yielding: publishing is a handful of stores. */
 #define FP_SPINS 64
+/* ... and yields this often more before asking whether it runs in a fork
+ * handler after libgdrx's, where a hold may never end (fork_defer.c). */
+#define FP_FORK_YIELDS 4096
 
 void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err)
 {
@@ -127,6 +131,11 @@ static __attribute__((noinline, cold)) int fp_slow(struct gdrx_pin *pin, uint64_
             break;
         if (spin >= FP_SPINS)
             sched_yield();
+        if (spin >= FP_SPINS + FP_FORK_YIELDS && (spin & 1023) == 0) {
+            int rc = gdrx_fork_copy_refuse();
+            if (rc)
+                return rc;
+        }
     }
     if (v.live != id)
         return -EINVAL;

@@ -22,8 +22,11 @@
  *
  * The child handler runs while the child has one thread, so it changes the
  * inherited objects without their per-object locks (any of which a
- * vanished parent thread may hold); the copy path reads the pins' published
- * views as always and finds -ECHILD there, at no cost to the parent.
+ * vanished parent thread may hold), then gives every slot new ones, so
+ * that a context the child opens (perhaps in a slot a parent thread had
+ * locked) and its close, which walks every pin, wait for nobody; the copy
+ * path reads the pins' published views as always and finds -ECHILD there,
+ * at no cost to the parent.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,19 +53,21 @@ static void unlock_pin_table(void) { gdrx_ht_fork_unlock(&gdrx_pin_table); }
 /* The process-wide locks, in the lock order (lock_order.h): prepare takes
  * them first to last, the parent and child handlers release them last to
  * first.  child is what the child does instead of the parent's release:
- * for a rwlock, a new lock (gdrx_rwlock_child_reset says why). */
+ * for a rwlock, a new lock (gdrx_rwlock_child_reset says why).  A lock
+ * without take is not taken (lock_order.h, "fork()", says which and why);
+ * the child only gets a new one. */
 static const struct {
     void (*take)(void);
     void (*parent)(void);
     void (*child)(void);
 } locks[] = {
-    { gdrx_cuda_fork_lock, gdrx_cuda_fork_unlock, gdrx_cuda_fork_unlock },
+    { NULL, NULL, gdrx_cuda_fork_child },
     { gdrx_free_hook_fork_lock, gdrx_free_hook_fork_unlock, gdrx_free_hook_fork_unlock },
 #ifdef GDRX_HAVE_FREE_HOOKS
     { gdrx_cuda_hooks_fork_lock, gdrx_cuda_hooks_fork_unlock, gdrx_cuda_hooks_fork_unlock },
 #endif
     { gdrx_fork_guard_lock, gdrx_fork_guard_unlock, gdrx_fork_guard_child },
-    { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_unlock },
+    { gdrx_backends_fork_lock, gdrx_backends_fork_unlock, gdrx_backends_fork_child },
     /* the free hook's index: the child empties it (the pins are not its) */
     { gdrx_pin_index_fork_prepare, gdrx_pin_index_fork_parent, gdrx_pin_index_fork_child },
     { gdrx_mem_events_fork_lock, gdrx_mem_events_fork_unlock, gdrx_mem_events_fork_unlock },
@@ -76,7 +81,8 @@ static const struct {
 static void fork_prepare(void)
 {
     for (size_t i = 0; i < NLOCKS; i++)
-        locks[i].take();
+        if (locks[i].take)
+            locks[i].take();
     /* the handlers that run after this one, on this thread, find the locks
      * taken: what they call takes none of them again (lock_order.h), and
      * the API defers or refuses (fork_defer.c) */
@@ -88,7 +94,8 @@ static void fork_parent(void)
 {
     gdrx_lock_order_fork_disown();
     for (size_t i = NLOCKS; i-- > 0;)
-        locks[i].parent();
+        if (locks[i].parent)
+            locks[i].parent();
     gdrx_fork_defer_end(0);
 }
 
@@ -117,6 +124,11 @@ static void fork_child(void)
     /* the tables' locks are still held: their slots are stable */
     gdrx_ht_foreach(&gdrx_ctx_table, mark_ctx, NULL);
     gdrx_ht_foreach(&gdrx_pin_table, mark_pin, NULL);
+    /* the per-object locks, which prepare does not take (other threads
+     * hold them across CUDA calls and backend work): any may be held by a
+     * thread the child does not have */
+    gdrx_ht_child_reset_locks(&gdrx_ctx_table);
+    gdrx_ht_child_reset_locks(&gdrx_pin_table);
     for (size_t i = NLOCKS; i-- > 0;)
         locks[i].child();
     gdrx_fork_defer_end(1);

@@ -25,7 +25,11 @@
  *    released, before fork() returns.  In the child they return -ECHILD
  *    (the pins are its parent's) and nothing is queued;
  *  - every other call that would take a lock fails at once with -EDEADLK
- *    and says why; the copies take no lock;
+ *    and says why; the copies take no lock, but wait while another
+ *    thread's CUDA call holds the pin (stale.c): a free, whose end takes
+ *    the locks this thread holds.  There the wait is bounded, and the copy
+ *    fails with -EDEADLK (-ECHILD in a child's handler), said (issue 43,
+ *    defect 8);
  *  - what libgdrx does inside libcuda (its free hooks, the nvrm ioctl
  *    trace) takes none of the locks the thread already holds
  *    (lock_order.h, gdrx_lock_order_fork_owned).
@@ -65,6 +69,19 @@ int gdrx_fork_refuse(const char *what)
     gdrx_err("%s: called from a fork handler that runs after libgdrx's own, while libgdrx "
              "holds its locks for fork(); refused (-EDEADLK).  Only gdrx_unpin, gdrx_unmap "
              "and the copies may be called there", what);
+    return -EDEADLK;
+}
+
+int gdrx_fork_copy_refuse(void)
+{
+    if (!fork_holder)
+        return 0;
+    if (getpid() != fork_pid)
+        return -ECHILD; /* the pins are the parent's; the holder is gone */
+    gdrx_err("a copy called from a fork handler that runs after libgdrx's own: another "
+             "thread's CUDA call (a free of the pin's memory) holds the pin and needs the "
+             "locks libgdrx holds for fork(); refused (-EDEADLK).  Copy before fork() or "
+             "after it returns");
     return -EDEADLK;
 }
 

@@ -25,5 +25,9 @@ void gdrx_fork_defer_begin(void);
 void gdrx_fork_defer_end(int in_child);
 int gdrx_fork_refuse(const char *what);
 int gdrx_fork_defer(gdrx_deferred_fn fn, int ends_pin, gdrx_t ctx, gdrx_pin_t pin, int *rc);
+/* A copy on a pin held by a CUDA call of another thread (fenced) has
+ * waited this long: 0 where it may go on waiting; on that thread, between
+ * begin and end, the copy's error (said): -EDEADLK, or -ECHILD in a child. */
+int gdrx_fork_copy_refuse(void);
 
 #endif

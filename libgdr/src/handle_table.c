@@ -98,6 +98,14 @@ void gdrx_ht_foreach(struct gdrx_htable *t, void (*fn)(struct gdrx_hslot *s, voi
         fn(gdrx_ht_slot(t, ((uint64_t)t->tag << GDRX_HT_TAG_SHIFT) | i), arg);
 }
 
+void gdrx_ht_child_reset_locks(struct gdrx_htable *t)
+{
+    uint32_t n = atomic_load_explicit(&t->used, memory_order_relaxed);
+
+    for (uint32_t i = 0; t->init && i < n; i++)
+        t->init(gdrx_ht_slot(t, ((uint64_t)t->tag << GDRX_HT_TAG_SHIFT) | i));
+}
+
 void gdrx_ht_fork_lock(struct gdrx_htable *t)
 {
     gdrx_mutex_lock(&t->lock, t->rank);

@@ -40,8 +40,9 @@ struct gdrx_hslot {
 struct gdrx_htable {
     uint8_t  tag;          /* top byte of every id: a pin id is never a ctx id */
     size_t   elem_size;    /* sizeof the element type that embeds gdrx_hslot */
-    /* Initialises an element once, when its chunk is created (e.g. the
-     * element's own mutex, which, like the slot, lives forever). */
+    /* Initialises an element's own locks (which, like the slot, live
+     * forever) when its chunk is created, and again in a fork child
+     * (gdrx_ht_child_reset_locks): nothing else. */
     void   (*init)(struct gdrx_hslot *slot);
     pthread_mutex_t  lock; /* free list and growth */
     enum gdrx_lock_rank rank;       /* the lock's (lock_order.h) */
@@ -100,6 +101,13 @@ void gdrx_ht_free(struct gdrx_htable *t, struct gdrx_hslot *s);
  * child finds the free list consistent. */
 void gdrx_ht_fork_lock(struct gdrx_htable *t);
 void gdrx_ht_fork_unlock(struct gdrx_htable *t);
+
+/* In a fork child (one thread): every slot ever handed out gets new locks
+ * (init).  A parent thread the child does not have may have held one:
+ * locked a context or pin it looked up (a live one, or one closed under it
+ * and now free, which the child's next gdrx_open takes), and nothing in
+ * the child would ever release it (issue 43, defect 10). */
+void gdrx_ht_child_reset_locks(struct gdrx_htable *t);
 
 /* Call fn on every slot ever handed out, live or not. */
 void gdrx_ht_foreach(struct gdrx_htable *t, void (*fn)(struct gdrx_hslot *s, void *arg),

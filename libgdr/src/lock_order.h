@@ -14,7 +14,9 @@
  *                pin; one at a time (close, the free hook and a context
  *                release lock the pins one by one).
  *   DEVCTX       a context's primary-context table (devctx.c); calls CUDA.
- *   CUDA_LOADER  loading libcuda (cuda_loader.c, once); calls CUDA.
+ *   CUDA_LOADER  loading libcuda (cuda_loader.c, once): held across
+ *                dlopen and cuInit, which registers libcuda's fork
+ *                handler; calls CUDA.
  *   FREE_HOOK    deciding whether to install the CUDA hooks (free_hook.c);
  *                installs them under it.
  *   CUDA_HOOKS   the hooks' patch table (hooks/cuda_hooks.c); patches
@@ -29,7 +31,8 @@
  *                under it.
  *   TRACE        the nvrm ioctl trace's tables (nvrm/nvrm_trace.c): taken
  *                in every ioctl libcuda makes once the trace is installed,
- *                so under any lock above that calls CUDA.  Leaf.
+ *                so under any lock above that calls CUDA, and under
+ *                libcuda's own locks.  Leaf.
  *   INDEX        the free hook's index of pins (pin_index.c).  Leaf.
  *   SUBSCRIBERS  the memory-event subscriptions (mem_events.c); only
  *                fork takes RELEASES under it.
@@ -42,13 +45,24 @@
  * No lock is held while copying, nor while calling a subscriber back.
  *
  * fork(): fork.c's prepare handler takes every process-wide lock above
- * (from CUDA_LOADER on) in this order, so no other thread holds one while
- * the process is copied; the parent and child handlers release them.  The
- * per-object locks (CTX, PIN, DEVCTX) are not taken: a child marks the
- * inherited contexts and pins forked and never takes their locks.  Fork
- * handlers that run after fork.c's (registered before it) run on the thread
- * that holds them all: fork_defer.c keeps the calls they make from taking
- * any lock.
+ * (from FREE_HOOK on) in this order, so no other thread holds one while
+ * the process is copied; the parent and child handlers release them.
+ * Two are left out, and the child gets new ones instead (their holder may
+ * be a thread the child does not have):
+ *  - CUDA_LOADER: its holder may be registering a fork handler (libcuda's,
+ *    in cuInit), which a glibc before 2.36 makes wait until fork's
+ *    handlers are done (issue 43, defect 9);
+ *  - TRACE: a thread takes it inside libcuda, holding libcuda's lock, so a
+ *    prepare handler holding it would wait, through libcuda, for the
+ *    thread that waits for it as soon as a later handler calls CUDA (issue
+ *    43, defect 7).
+ * The per-object locks (CTX, PIN, DEVCTX) are not taken: a child marks
+ * the inherited contexts and pins forked, never takes their locks for
+ * them, and gives every context and pin slot new locks (a vanished thread
+ * may have held one, of a slot the child then reuses or walks: issue 43,
+ * defect 10).  Fork handlers that run after fork.c's (registered before
+ * it) run on the thread that holds them all: fork_defer.c keeps the calls
+ * they make from taking any lock.
  *
  * The check: every lock call below records the ranks this thread holds and
  * reports a lock taken out of order (gdrx_err).  Builds with
@@ -151,6 +165,18 @@ static inline void gdrx_rwlock_child_reset(pthread_rwlock_t *l, enum gdrx_lock_r
     __tsan_mutex_post_unlock(l, 0);
 #endif
     pthread_rwlock_init(l, NULL);
+    gdrx_lock_order_drop(r);
+}
+
+/* A fork child's new lock in place of a mutex that a thread of the parent
+ * may have held when the process was copied (one that did not call
+ * fork(), so that the child has no such thread and nobody would ever
+ * unlock it).  The child has one thread: nobody else holds it.  Thread
+ * sanitizers stop checking a child of a multi-threaded process; in a child
+ * of a one-thread process the lock was not held. */
+static inline void gdrx_mutex_child_reset(pthread_mutex_t *m, enum gdrx_lock_rank r)
+{
+    pthread_mutex_init(m, NULL);
     gdrx_lock_order_drop(r);
 }
 

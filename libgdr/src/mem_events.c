@@ -143,6 +143,10 @@ void gdrx_mem_events_release_end(void *token, const struct gdrx_cuda_hooks_relea
     struct release_token *t = token;
     bool range = what->kind == GDRX_RELEASE_RANGE;
 
+    /* The driver freed; the pins are still held (copies wait) until the
+     * core revokes them below, which takes the fork-held locks (issue 43,
+     * defect 8). */
+    GDRX_IPOINT("mem_events.after_driver_free");
     bool launch = what->kind == GDRX_RELEASE_GRAPH_LAUNCH;
 
     /* The driver has released: another thread may allocate there now. */

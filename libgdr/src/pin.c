@@ -13,6 +13,7 @@
 #include "core.h"
 #include "free_hook.h"
 #include "graph_mem.h"
+#include "ipoint.h"
 #include "log.h"
 #include "pin_index.h"
 #include "sync_memops.h"
@@ -44,6 +45,8 @@ int gdrx_pin_get_locked(struct gdrx_ctx *ctx, uint64_t id, struct gdrx_pin **out
     if (atomic_load_explicit(&pin->fp.err, memory_order_relaxed) == -ECHILD)
         return -ECHILD;
     gdrx_mutex_lock(&pin->lock, GDRX_LOCK_PIN);
+    /* Held by a thread a fork child does not have (issue 43, defect 10). */
+    GDRX_IPOINT("pin.get_locked");
     if (!gdrx_ht_is_live(&pin->h, id) || pin->ctx != ctx) {
         gdrx_mutex_unlock(&pin->lock, GDRX_LOCK_PIN);
         return -EINVAL;

@@ -289,3 +289,8 @@ int gdrx_fork_refuse(const char *what)
     (void)what;
     return 0;
 }
+
+int gdrx_fork_copy_refuse(void)
+{
+    return 0;
+}

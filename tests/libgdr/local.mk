@@ -114,7 +114,8 @@ GDRX_THREAD_SUITES += tests/libgdr/test_threads
 # machine, revocation, fast-path checks, the free hook's index).
 GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/sync_memops.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
-	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c
+	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c \
+	libgdr/src/ipoint.c
 check_PROGRAMS += tests/libgdr/test_core_unit
 GDRX_SUITES    += tests/libgdr/test_core_unit
 tests_libgdr_test_core_unit_SOURCES  = tests/libgdr/test_core_unit.c tests/libgdr/core_fake.h \
@@ -140,6 +141,30 @@ tests_libgdr_test_fork_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_NVRM \
 tests_libgdr_test_fork_nvrm_LDADD    = $(GDRX_LIBGDR_TEST_LIBS) -lpthread
 tests_libgdr_test_fork_nvrm_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
+
+# fork() while another thread is parked at an interleaving point where the
+# forking thread must not wait for it (issue 43, defects 7 to 10); each
+# case in a process of its own under alarm().  -rdynamic: its
+# __register_atfork (glibc < 2.36's rule) is the one libcuda calls.
+if GDRX_TEST_POINTS
+check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c
+tests_libgdr_test_fork_race_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
+tests_libgdr_test_fork_race_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_fork_race_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) $(DL_LIBS) -lpthread
+tests_libgdr_test_fork_race_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
+tests_libgdr_test_fork_race_nvrm_SOURCES  = tests/libgdr/test_fork_race.c \
+	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
+tests_libgdr_test_fork_race_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_RACE_NVRM \
+	-I$(top_srcdir)/tests/harness -I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu
+tests_libgdr_test_fork_race_nvrm_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_fork_race_nvrm_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) \
+	$(DL_LIBS) -lpthread
+tests_libgdr_test_fork_race_nvrm_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
+EXTRA_tests_libgdr_test_fork_race_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
+endif
 
 # fork() while threads pin, map, copy and unpin (1,000 forks per case), on
 # the default backend and on nvrm under the RM-ioctl emulator; threaded, so

@@ -128,6 +128,25 @@ static void test_validated_runs_no_selftest(void)
     gdrx_close(g);
 }
 
+/* A 580 later than the one run on hardware proves itself (a layout may
+ * change inside a branch, as 550's did: issue 43, defect 11). */
+static void test_later_580_proves_itself(void)
+{
+    gdrx_t g;
+    char *log = NULL;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(nvrm_emu_set_versions("580.211.01", "580.211.01") == 0);
+    struct nvrm_emu_stats before = nvt_stats();
+    NVT_REQUIRE(open_logged(&g, &log) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "branch 580 (checked, headers 580.65.06 to 580.142): "
+                                       "open self-test passed in"));
+    CU_ASSERT_EQUAL(nvt_stats().dups, before.dups + 1);
+    free(log);
+    gdrx_close(g);
+}
+
 /* GDRX_NVRM_SELFTEST=1 runs it there too (its cost measured on the H200). */
 static void test_selftest_forced_on_validated(void)
 {
@@ -154,6 +173,7 @@ const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_foreign_layout_refused),
     GDRX_TEST_CASE(test_checked_refused_on_request),
     GDRX_TEST_CASE(test_validated_runs_no_selftest),
+    GDRX_TEST_CASE(test_later_580_proves_itself),
     GDRX_TEST_CASE(test_selftest_forced_on_validated),
     GDRX_TEST_END,
 };

@@ -79,6 +79,10 @@ static void test_layout_rows(void)
     CU_ASSERT_EQUAL(l->surface_size, NVRM_SURFACE_SIZE_4K);
     CU_ASSERT_PTR_NOT_NULL_FATAL(l = nvrm_layout_for("580.159.04"));
     CU_ASSERT_EQUAL(l->status, NVRM_BRANCH_VALIDATED);
+    /* validated up to the version run on hardware, no further */
+    CU_ASSERT_EQUAL(nvrm_layout_for("580.65.06")->status, NVRM_BRANCH_VALIDATED);
+    CU_ASSERT_EQUAL(nvrm_layout_for("580.159.05")->status, NVRM_BRANCH_CHECKED);
+    CU_ASSERT_EQUAL(nvrm_layout_for("580.211.01")->status, NVRM_BRANCH_CHECKED);
     CU_ASSERT_EQUAL(l->surface_size, NVRM_SURFACE_SIZE_LO_HI);
     CU_ASSERT_EQUAL(l->uvm_map->size, sizeof(struct nvrm_uvm_map_external));
     /* rows in order, none overlapping, every shape's tail inside its size */
@@ -516,6 +520,58 @@ static void test_view_windows(void)
     tc_free(p);
 }
 
+/* Issue 43, defect 11: a 32-GPU map request (535's 1200 bytes) that ends
+ * where an inaccessible page starts, seen while a row not yet proven for
+ * this driver expects 256 GPUs (575's, checked only): that row's status,
+ * hClient and hMemory lie past the request.  Nothing is read there (no
+ * fault) and nothing recorded; once proven, the row's fields are read in
+ * place again. */
+struct short_map {
+    int      uvm;
+    uint8_t *req;
+};
+
+static void observe_short_map(void *arg)
+{
+    struct short_map *s = arg;
+    nvrm_trace_observe(s->uvm, NVRM_UVM_MAP_EXTERNAL_ALLOCATION, s->req);
+}
+
+static void test_trace_unproven_row_stays_inside(void)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 1200;
+    /* inaccessible up to past the largest request any row reads */
+    const size_t guard = (sizeof(struct nvrm_uvm_map_external) / page + 1) * page;
+    struct nvrm_trace_hit hit;
+    struct short_map s = { .uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC) };
+    uint8_t *two = mmap(NULL, page + guard, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    NVT_REQUIRE(s.uvm >= 0 && two != MAP_FAILED && mprotect(two + page, guard, PROT_NONE) == 0);
+    const uint64_t head[3] = { 0x30000000, 2 * MiB, 0 }; /* base, length, offset */
+    s.req = two + page - size;
+    memset(s.req, 0, size);
+    memcpy(s.req, head, sizeof(head));
+
+    nvrm_layout_set_active(nvrm_layout_for("575.64.05"));
+    CU_ASSERT_EQUAL(nvrm_layout_active()->uvm_map->max_gpus, 256);
+    CU_ASSERT(!nvrm_layout_active_proven());
+    CU_ASSERT_EQUAL(gdrx_test_signal_of(observe_short_map, &s), 0);
+    observe_short_map(&s);
+    CU_ASSERT_EQUAL(nvrm_trace_lookup(0x30000000, &hit), -ENOENT);
+    /* a request of the row's size is recorded, read safely or in place */
+    observe_map(s.uvm, 0x30000000, 2 * MiB, 0, 0xc1, 0x31);
+    CU_ASSERT_EQUAL(nvrm_trace_lookup(0x30000000, &hit), 0);
+    nvrm_layout_set_proven();
+    CU_ASSERT(nvrm_layout_active_proven());
+    observe_map(s.uvm, 0x30400000, 2 * MiB, 0, 0xc1, 0x32);
+    CU_ASSERT_EQUAL(nvrm_trace_lookup(0x30400000, &hit), 0);
+    CU_ASSERT_EQUAL(hit.h_memory, 0x32);
+    nvrm_layout_set_active(nvrm_layout_for("580.159.04"));
+    CU_ASSERT(nvrm_layout_active_proven()); /* validated */
+    munmap(two, page + guard);
+    close(s.uvm);
+}
+
 static const struct gdrx_test_case unit_cases[] = {
     GDRX_TEST_CASE(test_status_errno),
     GDRX_TEST_CASE(test_version_policy),
@@ -524,6 +580,7 @@ static const struct gdrx_test_case unit_cases[] = {
     GDRX_TEST_CASE(test_trace_handle_reuse),
     GDRX_TEST_CASE(test_trace_install_chains),
     GDRX_TEST_CASE(test_trace_export_capture),
+    GDRX_TEST_CASE(test_trace_unproven_row_stays_inside),
     GDRX_TEST_CASE(test_hmap),
     GDRX_TEST_CASE(test_import_from_fd),
     GDRX_TEST_CASE(test_view_windows),

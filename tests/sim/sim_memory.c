@@ -214,6 +214,16 @@ static void publish(struct sim_alloc *a, int new_object)
 }
 
 static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
+static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx,
+                                        int stream_pool);
+
+/* libcuda holds a lock of its own over a whole allocation or free, its RM
+ * ioctls included: a thread held inside such an ioctl keeps every other
+ * thread's cuMemAlloc and cuMemFree waiting (issue 43, defect 7: the ioctl
+ * trace of libgdrx's nvrm backend runs inside it).  Not taken by the fork
+ * handler: a fork while another thread allocates does not wait for it, as
+ * on the H100.  Recursive: a context destroy frees from inside a call. */
+static pthread_mutex_t driver_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
 {
@@ -223,6 +233,15 @@ CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
 /* stream_pool: the device's memory pool's (cuMemAllocAsync): an object of
  * its own, never sub-allocated with cuMemAlloc's. */
 static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
+{
+    pthread_mutex_lock(&driver_lock);
+    CUresult rc = mem_alloc_driver_locked(dptr, size, ctx, stream_pool);
+    pthread_mutex_unlock(&driver_lock);
+    return rc;
+}
+
+static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx,
+                                        int stream_pool)
 {
     int device = ctx->device;
     struct sim_alloc *a = calloc(1, sizeof(*a));
@@ -378,6 +397,7 @@ int sim_mem_is_graph_alloc(uint64_t p)
 }
 
 static CUresult free_alloc(CUdeviceptr dptr, int kind, size_t size);
+static CUresult free_alloc_driver_locked(CUdeviceptr dptr, int kind, size_t size);
 
 /* Free the live allocation based at dptr; CUDA_ERROR_INVALID_VALUE if
  * there is none (a VMM mapping goes by cuMemUnmap only). */
@@ -394,6 +414,14 @@ CUresult sim_mem_unmap_vmm(uint64_t va, size_t size, int ipc)
 /* kind 0: a cuMemAlloc'ed allocation; 1: only a VMM mapping, of exactly
  * size bytes; 2: only an IPC import. */
 static CUresult free_alloc(CUdeviceptr dptr, int kind, size_t size)
+{
+    pthread_mutex_lock(&driver_lock);
+    CUresult rc = free_alloc_driver_locked(dptr, kind, size);
+    pthread_mutex_unlock(&driver_lock);
+    return rc;
+}
+
+static CUresult free_alloc_driver_locked(CUdeviceptr dptr, int kind, size_t size)
 {
     struct simcu_alloc_info info;
 

@@ -22,8 +22,10 @@
  * `lock` below (BACKEND) -> the trace's install lock -> the trace's leaf
  * lock.  CUDA calls made under `lock` (IPC handle, VMM export) only reach
  * the trace lock through libcuda's ioctls; libcuda is loaded before `lock`
- * is taken.  fork() takes them all in that order through the ops table's
- * fork_lock (fork.c); the backend registers no fork handler itself.
+ * is taken.  fork() takes `lock` and the install lock in that order
+ * through the ops table's fork_lock (fork.c), not the leaf lock, which
+ * libcuda's threads take inside their own lock (nvrm_trace.c says why);
+ * the backend registers no fork handler itself.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,8 +72,9 @@ static struct nvrm_state *state;
 /* States inherited over fork stay reachable (leak checkers) but unused. */
 static struct nvrm_state *abandoned;
 
-/* The library's fork handlers: every lock of the backend, in the order,
- * so that none is left held in the child by another thread. */
+/* The library's fork handlers: the backend's locks, in the order, so that
+ * none is left held in the child by another thread; the trace's leaf lock
+ * is reset in the child instead (nvrm_trace.c). */
 static void nvrm_fork_lock(void)
 {
     gdrx_mutex_lock(&lock, GDRX_LOCK_BACKEND);
@@ -81,6 +84,12 @@ static void nvrm_fork_lock(void)
 static void nvrm_fork_unlock(void)
 {
     nvrm_trace_fork_unlock();
+    gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
+}
+
+static void nvrm_fork_child(void)
+{
+    nvrm_trace_fork_child();
     gdrx_mutex_unlock(&lock, GDRX_LOCK_BACKEND);
 }
 
@@ -449,8 +458,12 @@ static int nvrm_prove(struct nvrm_bctx *b, const struct gdrx_cuda *cu,
                      layout->first_checked, layout->last_checked, proof.step, proof.detail);
         break;
     }
-    if (proof.rc == 0)
+    if (proof.rc == 0) {
+        /* also where the parent we were forked from proved it: the open
+         * in the child made the row active, unproven, again */
+        nvrm_layout_set_proven();
         return 0;
+    }
     /* the trace must not read layouts that failed */
     nvrm_layout_set_active(NULL);
     return -ENOTSUP;
@@ -471,4 +484,5 @@ const struct gdrx_backend_ops gdrx_backend_nvrm_ops = {
     .driver_version = nvrm_driver_version,
     .fork_lock = nvrm_fork_lock,
     .fork_unlock = nvrm_fork_unlock,
+    .fork_child = nvrm_fork_child,
 };

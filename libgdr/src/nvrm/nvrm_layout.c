@@ -83,8 +83,13 @@ static const struct nvrm_layout rows[] = {
       D_570, &uvm_map_256, &dmabuf_2608, &export_info_80, NVRM_SURFACE_SIZE_4K, 128 },
     { 575, BRANCH_LO(575), BRANCH_HI(575), "575.51.02", "575.64.05", NVRM_BRANCH_CHECKED,
       D_570, &uvm_map_256, &dmabuf_2608, &export_info_80, NVRM_SURFACE_SIZE_4K, 128 },
-    /* Run on the H200 with 580.159.04 (docs/nvrm.md). */
-    { 580, BRANCH_LO(580), BRANCH_HI(580), "580.65.06", "580.142", NVRM_BRANCH_VALIDATED,
+    /* Run on the H200 with 580.159.04 (docs/nvrm.md): validated up to
+     * there; a later 580 may have changed a layout inside the branch, as
+     * 550 did, so it proves itself at open (issue 43, defect 11). */
+    { 580, BRANCH_LO(580), V(580, 159, 4), "580.65.06", "580.142", NVRM_BRANCH_VALIDATED,
+      "none (the layouts of nvrm_abi.h)", &uvm_map_256, &dmabuf_2608, &export_info_80,
+      NVRM_SURFACE_SIZE_LO_HI, sizeof(struct nvrm_memory_alloc) },
+    { 580, V(580, 159, 5), BRANCH_HI(580), "580.65.06", "580.142", NVRM_BRANCH_CHECKED,
       "none (the layouts of nvrm_abi.h)", &uvm_map_256, &dmabuf_2608, &export_info_80,
       NVRM_SURFACE_SIZE_LO_HI, sizeof(struct nvrm_memory_alloc) },
 };
@@ -130,6 +135,7 @@ const struct nvrm_layout *nvrm_layout_at(size_t i)
 }
 
 static const struct nvrm_layout *active;
+static int active_proven;
 
 const struct nvrm_layout *nvrm_layout_active(void)
 {
@@ -138,7 +144,22 @@ const struct nvrm_layout *nvrm_layout_active(void)
 
 void nvrm_layout_set_active(const struct nvrm_layout *l)
 {
+    /* unproven first: a reader never pairs the new row with the old
+     * row's proof */
+    __atomic_store_n(&active_proven, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&active, l, __ATOMIC_RELEASE);
+    if (l && l->status == NVRM_BRANCH_VALIDATED)
+        __atomic_store_n(&active_proven, 1, __ATOMIC_RELEASE);
+}
+
+int nvrm_layout_active_proven(void)
+{
+    return __atomic_load_n(&active_proven, __ATOMIC_ACQUIRE);
+}
+
+void nvrm_layout_set_proven(void)
+{
+    __atomic_store_n(&active_proven, 1, __ATOMIC_RELEASE);
 }
 
 const char *nvrm_branch_status_name(enum nvrm_branch_status s)

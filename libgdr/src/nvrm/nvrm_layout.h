@@ -83,6 +83,13 @@ const struct nvrm_layout *nvrm_layout_at(size_t i);
  * trace and the object code.  NULL before. */
 const struct nvrm_layout *nvrm_layout_active(void);
 void nvrm_layout_set_active(const struct nvrm_layout *l);
+/* Whether the active row's offsets are proven for this driver: a row
+ * validated on hardware is from set_active on; a checked one once the
+ * open self-test passed (set_proven).  Until then the trace reads the
+ * fields a row places beyond what every branch shares without trusting
+ * them to lie inside libcuda's request (issue 43, defect 11). */
+int nvrm_layout_active_proven(void);
+void nvrm_layout_set_proven(void);
 
 const char *nvrm_branch_status_name(enum nvrm_branch_status s);
 

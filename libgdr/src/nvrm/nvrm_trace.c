@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "../ipoint.h" /* not tests/harness/ipoint.h, on some suites' paths */
 #include "lock_order.h"
 #include "log.h"
 #include "nvrm_hmap.h"
@@ -30,6 +32,17 @@ struct va_record {
 /*
  * Lock order: leaf (TRACE in lock_order.h), taken in every traced ioctl.
  * Never held while calling out of this file.
+ *
+ * fork(): not taken by the fork handlers.  libcuda makes its ioctls under
+ * a lock of its own (an allocating thread holds it from cuMemAlloc's start
+ * to its end), so a thread waits for this lock while holding libcuda's.
+ * Held from libgdrx's prepare handler on, it deadlocked every fork where a
+ * prepare handler that runs after libgdrx's (UCX's cache purge) calls CUDA
+ * while another thread is inside cuMemAlloc/cuMemFree (issue 43, defect
+ * 7).  Nothing here waits while holding it, so the forking thread's own
+ * ioctls in such a handler take it as any thread does.  The child, where
+ * it may be held by a thread that does not exist there, starts with a new
+ * lock and empty tables (nvrm_trace_fork_child).
  * srcs:  (client, memory) -> a = serial, b = parent handle (0 if unknown).
  * conts: (client, client) and (client, device) -> a = the serial counter's
  *        value when it was last freed (0: never).  A source is dead once
@@ -50,17 +63,22 @@ static void *chain_ioctl;
 static int installed;
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Tables inherited over fork describe the parent's CUDA: start over. */
+/* Tables inherited over fork describe the parent's CUDA: start over.  Set
+ * aside, not freed: a parent thread may have been changing them when the
+ * process was copied (the fork handlers do not take trace_lock). */
+static void forget_tables(void)
+{
+    static struct va_record *set_aside; /* reachable, for leak checkers */
+    set_aside = t.recs;
+    (void)set_aside;
+    memset(&t, 0, sizeof(t));
+    t.pid = getpid();
+}
+
 static void check_owner_locked(void)
 {
-    pid_t me = getpid();
-    if (t.pid == me)
-        return;
-    free(t.recs);
-    nvrm_hmap_clear(&t.srcs);
-    nvrm_hmap_clear(&t.conts);
-    memset(&t, 0, sizeof(t));
-    t.pid = me;
+    if (t.pid != getpid())
+        forget_tables();
 }
 
 static int container_freed_after(nvrm_handle_t c, nvrm_handle_t h, uint64_t serial)
@@ -181,6 +199,35 @@ static int is_uvm_fd(int fd)
     return strcmp(target, "/dev/nvidia-uvm") == 0;
 }
 
+/* The map request's status, hClient and hMemory, at the active row's
+ * offsets: 0, or -1 if they cannot be trusted to lie inside the request.
+ * libcuda's request is as long as its branch lays it out, which the ioctl
+ * number does not say (UVM's commands are plain numbers); a row not yet
+ * proven for this driver (a wrong one: 256 GPUs against a 32-GPU request)
+ * would read past it, into whatever follows, or fault.  So until the open
+ * self-test passed, the three words are read with a read that cannot
+ * fault: process_vm_readv on this process fails with EFAULT instead. */
+static int uvm_map_words(const void *arg, const struct nvrm_uvm_map_shape *m, uint32_t w[3])
+{
+    const size_t off[3] = { m->status_off, m->h_client_off, m->h_memory_off };
+
+    if (nvrm_layout_active_proven()) {
+        for (int i = 0; i < 3; i++)
+            w[i] = nvrm_wire_u32(arg, off[i]);
+        return 0;
+    }
+    struct iovec local[3], remote[3];
+    for (int i = 0; i < 3; i++) {
+        local[i] = (struct iovec){ .iov_base = &w[i], .iov_len = sizeof(w[i]) };
+        remote[i] = (struct iovec){ .iov_base = (uint8_t *)arg + off[i],
+                                    .iov_len = sizeof(w[i]) };
+    }
+    /* where the kernel refuses it (ENOSYS, EPERM), nothing is recorded and
+     * the self-test refuses the unproven branch, naming the step */
+    return process_vm_readv(getpid(), local, 3, remote, 3, 0) == (ssize_t)sizeof(uint32_t[3])
+               ? 0 : -1;
+}
+
 static void observe_uvm(int fd, unsigned long req, void *arg)
 {
     if (!is_uvm_fd(fd))
@@ -193,11 +240,11 @@ static void observe_uvm(int fd, unsigned long req, void *arg)
         const struct nvrm_layout *l = nvrm_layout_active();
         const struct nvrm_uvm_map_shape *m = l ? l->uvm_map : NULL;
         const struct nvrm_uvm_map_external *p = arg; /* base, length, offset: all branches */
-        if (m && nvrm_wire_u32(arg, m->status_off) == NVRM_OK)
+        uint32_t w[3]; /* status, hClient, hMemory */
+        if (m && uvm_map_words(arg, m, w) == 0 && w[0] == NVRM_OK)
             add_record_locked((struct va_record){
                 .base = p->base, .length = p->length, .offset = p->offset,
-                .h_client = nvrm_wire_u32(arg, m->h_client_off),
-                .h_memory = nvrm_wire_u32(arg, m->h_memory_off) });
+                .h_client = w[1], .h_memory = w[2] });
     } else if (req == NVRM_UVM_FREE) {
         const struct nvrm_uvm_free *p = arg;
         drop_range_locked(p->base, p->length ? p->length : 1);
@@ -331,6 +378,9 @@ static int trace_ioctl(int fd, unsigned long req, ...)
     int rc = next(fd, req, arg);
     if (rc == 0 && trace_wants(req)) {
         int saved = errno;
+        /* Inside libcuda's call, under its lock, before trace_lock: a
+         * fork in this window must not wait for this thread (defect 7). */
+        GDRX_IPOINT("nvrm_trace.observe");
         nvrm_trace_observe(fd, req, arg);
         errno = saved;
     }
@@ -360,17 +410,27 @@ int nvrm_trace_installed(void)
     return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
 }
 
-/* Both locks, in the order; the GOT patcher's lock is only ever taken
- * under install_lock (nvrm_trace_install), so no thread holds it now. */
+/* The install lock only (trace_lock: see its comment); the GOT patcher's
+ * lock is only ever taken under install_lock (nvrm_trace_install), so no
+ * thread holds it now. */
 void nvrm_trace_fork_lock(void)
 {
     gdrx_mutex_lock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
-    gdrx_mutex_lock(&trace_lock, GDRX_LOCK_TRACE);
 }
 
 void nvrm_trace_fork_unlock(void)
 {
-    gdrx_mutex_unlock(&trace_lock, GDRX_LOCK_TRACE);
+    gdrx_mutex_unlock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
+}
+
+/* One thread here: trace_lock may be held by a parent thread that was
+ * inside libcuda's ioctl when the process was copied; a new lock, and the
+ * tables set aside (they describe the parent's CUDA, and may be half
+ * changed). */
+void nvrm_trace_fork_child(void)
+{
+    gdrx_mutex_child_reset(&trace_lock, GDRX_LOCK_TRACE);
+    forget_tables();
     gdrx_mutex_unlock(&install_lock, GDRX_LOCK_TRACE_INSTALL);
 }
 

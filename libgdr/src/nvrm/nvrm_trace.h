@@ -98,9 +98,12 @@ void nvrm_trace_capture_end(void);
 /* The wrapper's work on one completed ioctl (exposed for unit tests). */
 void nvrm_trace_observe(int fd, unsigned long req, void *arg);
 
-/* Take / release the trace's locks (install, then tables) around fork(),
- * from the backend's fork_lock op (after its own lock: lock_order.h). */
+/* Take / release the trace's install lock around fork(), from the
+ * backend's fork ops (after its own lock: lock_order.h).  The tables' lock
+ * is not taken (nvrm_trace.c says why); the child handler gives the child
+ * a new one and empty tables. */
 void nvrm_trace_fork_lock(void);
 void nvrm_trace_fork_unlock(void);
+void nvrm_trace_fork_child(void);
 
 #endif /* GDRX_NVRM_TRACE_H */
