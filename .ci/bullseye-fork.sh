@@ -26,7 +26,13 @@ glibc=$(in_root "ldd --version | head -n 1")
 say "$glibc"
 log=$root/check-fork.log
 in_root "cd /root/gdrx && ./autogen.sh && ./configure --with-cuda=$cuda && make -j2 && make -j2 check-fork" \
-    > "$log" 2>&1 || { tail -n 80 "$log"; die "make check-fork failed on $glibc"; }
+    > "$log" 2>&1 || {
+    tail -n 40 "$log"
+    # the failed suites' own logs (tests/logs/NAME.log: their FAILED lines)
+    grep -l -E 'FAILED|Failed|Aborted|Segmentation' "$root"/root/gdrx/tests/logs/*.log 2>/dev/null |
+        while read -r f; do echo "--- $f"; tail -n 40 "$f"; done
+    die "make check-fork failed on $glibc"
+}
 sed -n '/^== summary/,$p' "$log"
 grep -q 'test_fork' "$log" || die "the fork suites did not run"
 say "passed"

@@ -150,6 +150,7 @@ if GDRX_TEST_POINTS
 check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
+GDRX_FORK_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c
 tests_libgdr_test_fork_race_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
 tests_libgdr_test_fork_race_CFLAGS   = $(AM_CFLAGS) -pthread
