@@ -55,6 +55,17 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
     {"GET_BW", "950MBs", "Bandwidth of GPU to host copies (get).",
      ucs_offsetof(uct_gdrx_iface_config_t, get_bw), UCS_CONFIG_TYPE_BW},
 
+    {"RANK_BW", "7300MBs",
+     "Bandwidth the interface reports as a whole, shared by the processes of\n"
+     "a node (plus 250 MB/s of its own): the one figure UCP ranks transports\n"
+     "by (its memory-type endpoint: small copies at 4 KiB, large ones at\n"
+     "256 KiB).  Between gdr_copy's 6911 MB/s (gdrx then takes the small\n"
+     "copies, and UCP never needs three transports there) and about\n"
+     "7450 MB/s (above it gdrx would also take the large copies from\n"
+     "cuda_copy's copy engine, up to 5 times slower).  Per-operation figures,\n"
+     "which UCP's protocols plan with, are PUT_BW and GET_BW.",
+     ucs_offsetof(uct_gdrx_iface_config_t, rank_bw), UCS_CONFIG_TYPE_BW},
+
     {"OVERHEAD", "20ns", "CPU overhead of starting one copy.",
      ucs_offsetof(uct_gdrx_iface_config_t, overhead), UCS_CONFIG_TYPE_TIME},
 
@@ -161,24 +172,33 @@ static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
         uct_gdrx_iface_set_caps(attr, iface->seg_size);
     }
 
-    /* One figure for the whole iface, the best direction's (as UCX's
-     * gdr_copy reports since 1.22); estimate_perf, which UCP's protocols
-     * plan with, is per operation.  UCP ranks the transports of its
-     * memory-type endpoint by this figure alone, the same for the host and
-     * the device lane, and from 1.21 aborts every process when that
-     * endpoint needs three transports: gdrx ranked between gdr_copy and
-     * cuda_copy took the host lane from cuda_copy while gdr_copy kept the
-     * device one (docs/ucx-flavours.md).  With its write figures gdrx
-     * ranks above gdr_copy's defaults on every release, so it takes both. */
+    /* One figure for the whole iface; estimate_perf, which UCP's protocols
+     * plan with, is per operation.  UCP picks the transports of its
+     * memory-type endpoint by this figure alone: per memory type the best
+     * at 4 KiB (the copies of small messages), and the best at 256 KiB for
+     * the large ones (RMA_BW: rendezvous staged through host memory).
+     *  - At 4 KiB gdrx must beat gdr_copy: else gdrx takes the host lane
+     *    from cuda_copy, gdr_copy keeps the device one and cuda_copy managed
+     *    memory, three transports, and UCX 1.21 and later abort every
+     *    process (docs/ucx-flavours.md).  The best direction's latency, and
+     *    a bandwidth above gdr_copy's 6911 MB/s, do it.
+     *  - At 256 KiB gdrx must lose to cuda_copy (10000 MB/s after 8 us):
+     *    large copies through gdrx (CPU stores one way, its own copy engine
+     *    use the other) were 4.7 times slower at 4 MiB on an H200.  Below
+     *    about 7700 MB/s it does.
+     * UCP divides shared bandwidth by the processes of a node.  gdr_copy
+     * 1.22 reports 250 MB/s dedicated besides its shared 6911: with the
+     * same dedicated part gdrx beats it at 4 KiB however many processes
+     * share the node (no three transports, no abort, anywhere), and loses
+     * to cuda_copy at 256 KiB up to 8 processes (from about 10, UCP's
+     * division makes cuda_copy look slower than it is, and large copies go
+     * through gdrx again: slower, never wrong). */
     attr->latency             = ucs_linear_func_make(
                                     ucs_min(iface->lat[UCT_GDRX_DIR_PUT],
                                             iface->lat[UCT_GDRX_DIR_GET]), 0);
-    /* Dedicated, not shared: every process copies through its own mapping,
-     * and UCP would divide a shared figure by the processes per node (then
-     * gdrx lost the memory-type lane to cuda_copy under mpirun) */
-    attr->bandwidth.dedicated = ucs_max(iface->bw[UCT_GDRX_DIR_PUT],
-                                        iface->bw[UCT_GDRX_DIR_GET]);
-    attr->bandwidth.shared    = 0;
+    attr->bandwidth.dedicated = (iface->rank_bw > UCT_GDRX_RANK_BW_DEDICATED) ?
+                                UCT_GDRX_RANK_BW_DEDICATED : 0;
+    attr->bandwidth.shared    = iface->rank_bw;
     attr->overhead            = iface->overhead;
     attr->priority            = 0;
     return UCS_OK;
@@ -311,7 +331,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     }
 
     if ((config->seg_size > UCT_GDRX_MAX_SEG_SIZE) ||
-        (config->put_bw <= 0) || (config->get_bw <= 0)) {
+        (config->put_bw <= 0) || (config->get_bw <= 0) || (config->rank_bw <= 0)) {
         ucs_error("gdrx: SEG_SIZE %zu above %d, or a bandwidth not positive",
                   config->seg_size, UCT_GDRX_MAX_SEG_SIZE);
         return UCS_ERR_INVALID_PARAM;
@@ -323,6 +343,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
     self->lat[UCT_GDRX_DIR_GET] = config->get_lat;
     self->bw[UCT_GDRX_DIR_PUT]  = config->put_bw;
     self->bw[UCT_GDRX_DIR_GET]  = config->get_bw;
+    self->rank_bw               = config->rank_bw;
     self->overhead              = config->overhead;
     self->dma_thresh            = config->dma_thresh;
     self->bounce_busy           = 0;
@@ -346,6 +367,7 @@ static UCS_CLASS_INIT_FUNC(uct_gdrx_iface_t, uct_md_h md, uct_worker_h worker,
         self->lat[UCT_GDRX_DIR_GET] = UCT_GDRX_ASIDE_LATENCY;
         self->bw[UCT_GDRX_DIR_PUT]  = UCT_GDRX_ASIDE_BANDWIDTH;
         self->bw[UCT_GDRX_DIR_GET]  = UCT_GDRX_ASIDE_BANDWIDTH;
+        self->rank_bw               = UCT_GDRX_ASIDE_BANDWIDTH;
         self->overhead              = UCT_GDRX_ASIDE_LATENCY;
     }
     memset(self->counters, 0, sizeof(self->counters));

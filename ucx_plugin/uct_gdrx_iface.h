@@ -27,6 +27,9 @@
 /* What an interface standing aside reports: slower than any transport. */
 #define UCT_GDRX_ASIDE_LATENCY   1e-3 /* seconds, also its overhead */
 #define UCT_GDRX_ASIDE_BANDWIDTH 1e6  /* bytes per second */
+/* The dedicated part of the bandwidth iface_query reports (uct_gdrx_iface.c
+ * says why): gdr_copy 1.22's own */
+#define UCT_GDRX_RANK_BW_DEDICATED 250e6
 
 
 typedef uint64_t uct_gdrx_iface_addr_t;
@@ -61,6 +64,7 @@ typedef struct uct_gdrx_iface_config {
     double             get_lat;
     double             put_bw;
     double             get_bw;
+    double             rank_bw;
     double             overhead;
     size_t             dma_thresh;
 } uct_gdrx_iface_config_t;
@@ -72,6 +76,7 @@ typedef struct uct_gdrx_iface {
     size_t                seg_size;
     double                lat[UCT_GDRX_DIR_LAST];
     double                bw[UCT_GDRX_DIR_LAST];
+    double                rank_bw; /**< iface_query's figure (RANK_BW) */
     double                overhead;
     size_t                dma_thresh; /**< GPU-to-host copies from this size
                                            go to the GPU's copy engine */

@@ -15,7 +15,9 @@
  * OMPI_COMM_WORLD_LOCAL_RANK and _SIZE), as under mpirun.
  * Prints one line per rank, "rank R: N messages, B bad", and for rank 0
  * first "memtype lanes cuda N: tl,tl" (the transports of UCP's
- * memory-type endpoint for CUDA memory, from UCP's internals) and at the
+ * memory-type endpoint for CUDA memory, from UCP's internals) and
+ * "memtype rma_bw cuda: tl,..." (those of its high-bandwidth lanes, best
+ * first), and at the
  * end "ep lanes (limit L) N: tl,..." (its endpoint to the other rank, and
  * the most lanes this UCX allows one).  Exit 0 when
  * both ranks checked every message, 1 on a bad byte, 2 on an error.
@@ -190,10 +192,24 @@ static void print_lanes(const char *what, ucp_ep_h e)
     fflush(stdout);
 }
 
-/* Which transports UCP's memory-type endpoint for CUDA memory uses. */
+/* Which transports UCP's memory-type endpoint for CUDA memory uses, and
+ * those of its high-bandwidth lanes (large messages staged through host
+ * memory), best first. */
 static void print_memtype_lanes(void)
 {
-    print_lanes("memtype lanes cuda", worker->mem_type_ep[UCS_MEMORY_TYPE_CUDA]);
+    ucp_ep_h mep = worker->mem_type_ep[UCS_MEMORY_TYPE_CUDA];
+    int i;
+
+    print_lanes("memtype lanes cuda", mep);
+    printf("memtype rma_bw cuda:");
+    for (i = 0; (mep != NULL) && (i < UCP_MAX_LANES) &&
+                (ucp_ep_config(mep)->key.rma_bw_lanes[i] != UCP_NULL_LANE); ++i) {
+        ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(mep,
+                                                   ucp_ep_config(mep)->key.rma_bw_lanes[i]);
+        printf("%s%s", i ? "," : " ", context->tl_rscs[rsc].tl_rsc.tl_name);
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 static void setup(int rfd, int wfd)
