@@ -7,6 +7,9 @@
 #                floor and cuMemcpy (the tools' CSV columns tool, test, op,
 #                dir, size_B, p50_ns; round when there are several runs:
 #                median over them)
+#          defaults: tests/gpu/defaults.sh's bench.csv (config, mps, dir,
+#                size, round, usec): median over rounds per configuration,
+#                MPS state and size; arg = the direction (DD, HH)
 #   arg    see kind
 #   src    the CSV's path as the caption names it
 BEGIN { FS = "," }
@@ -41,6 +44,14 @@ kind == "osu" && $(col["mode"]) == arg && $(col["rc"]) == "0" {
     addsize(s)
     next
 }
+kind == "defaults" && $(col["dir"]) == arg {
+    c = $(col["config"]) " (" ($(col["mps"]) == "mps" ? "MPS" : "no MPS") ")"; s = $(col["size"])
+    if (!(c in seen)) { seen[c] = 1; cfg[++nc] = c; head[c] = c }
+    val[c, s] = val[c, s] " " $(col["usec"])
+    r = $(col["round"]); if (!((c, r) in rounds)) { rounds[c, r] = 1; nr[c]++ }
+    addsize(s)
+    next
+}
 kind == "copy" && $(col["tool"]) == "gdrx-copylat" && $(col["test"]) == "copy" {
     o = $(col["op"]); if (o != "gdrx" && o != "floor" && o != "cuMemcpy") next
     d = $(col["dir"]); s = $(col["size_B"])
@@ -53,7 +64,7 @@ kind == "copy" && $(col["tool"]) == "gdrx-copylat" && $(col["test"]) == "copy" {
 END {
     if (ns == 0) { print "results-tables: no rows for " kind " " arg " in " src > "/dev/stderr"; exit 1 }
     sortsizes()
-    if (kind == "osu") {
+    if (kind == "osu" || kind == "defaults") {
         line = "| size |"; sep = "| ---: |"
         for (i = 1; i <= nc; i++) { line = line " " head[cfg[i]] " |"; sep = sep " ---: |" }
         print line; print sep
@@ -66,8 +77,12 @@ END {
             print line
         }
         m = 0; for (i = 1; i <= nc; i++) if (nr[cfg[i]] > m) m = nr[cfg[i]]
-        printf "\nosu_latency D D, µs (median of %d round%s), %s; from `%s`.\n", m, m == 1 ? "" : "s",
-            arg == "mps" ? "MPS running" : "no MPS", src
+        if (kind == "osu")
+            printf "\nosu_latency D D, µs (median of %d round%s), %s; from `%s`.\n", m,
+                m == 1 ? "" : "s", arg == "mps" ? "MPS running" : "no MPS", src
+        else
+            printf "\nosu_latency %s, µs (median of up to %d rounds); from `%s`.\n",
+                arg == "HH" ? "H H" : "D D", m, src
     } else {
         print "| size | host→GPU gdrx | floor | cuMemcpyHtoD | GPU→host gdrx | floor | cuMemcpyDtoH |"
         print "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"

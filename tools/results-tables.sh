@@ -8,9 +8,9 @@
 #   ... (written by this script; never edit by hand) ...
 #   <!-- end results-table -->
 #
-# KIND osu or copy (tools/results-tables.awk), FOLDER a folder of
-# results/, CSV a file in it, ARG the kind's argument (osu: the mode,
-# nomps or mps).  update: rewrite every such block from its CSV.  check:
+# KIND osu, copy or defaults (tools/results-tables.awk), FOLDER a folder
+# of results/, CSV a file in it, ARG the kind's argument (osu: the mode,
+# nomps or mps; defaults: the direction, DD or HH).  update: rewrite every such block from its CSV.  check:
 # exit 1, with a diff, if any block differs from what update would write
 # (make check runs it, so that a table cannot drift from its data).
 # `make docs-tables` runs update.  Needs only sh, awk, diff and mktemp.
