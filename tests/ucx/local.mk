@@ -214,7 +214,9 @@ tests_ucx_libuct_gdrx_wrongver_la_LIBADD   = $(GDRX_UCX_PLUGIN_LIBADD)
 if GDRX_TEST_POINTS
 check_PROGRAMS     += tests/ucx/test_memtype_race tests/ucx/test_memtype_race_ucx_hooks
 GDRX_SUITES        += tests/ucx/test_memtype_race tests/ucx/test_memtype_race_ucx_hooks
-GDRX_THREAD_SUITES += tests/ucx/test_memtype_race
+# Not among the TSan suites: UCX's own madvise hook (UCM) takes a lock as
+# glibc frees an exiting thread's stack, after TSan let go of that thread,
+# and TSan's runtime crashes there (a UCX/TSan clash, not this test's).
 tests_ucx_test_memtype_race_SOURCES  = tests/ucx/test_memtype_race.c
 tests_ucx_test_memtype_race_CPPFLAGS = $(GDRX_UCX_TEST_CPPFLAGS)
 tests_ucx_test_memtype_race_CFLAGS   = $(GDRX_UCX_TEST_CFLAGS)
