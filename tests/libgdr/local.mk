@@ -114,8 +114,10 @@ GDRX_THREAD_SUITES += tests/libgdr/test_threads
 # machine, revocation, fast-path checks, the free hook's index).
 GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/sync_memops.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
-	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c \
-	libgdr/src/ipoint.c
+	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c
+if GDRX_TEST_POINTS
+GDRX_CORE_UNIT_SOURCES += libgdr/src/ipoint.c
+endif
 check_PROGRAMS += tests/libgdr/test_core_unit
 GDRX_SUITES    += tests/libgdr/test_core_unit
 tests_libgdr_test_core_unit_SOURCES  = tests/libgdr/test_core_unit.c tests/libgdr/core_fake.h \
