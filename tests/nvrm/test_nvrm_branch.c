@@ -9,9 +9,11 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu_layout.h"
 #include "nvrm_test.h"
 
 /* A checked branch (535) whatever version the suite runs against. */
@@ -246,6 +248,31 @@ static void test_selftest_keeps_created_context(void)
     CU_ASSERT_EQUAL(destroy(mine), CUDA_SUCCESS);
 }
 
+/* nvrm's table against the emulated driver's own UVM_MAP_EXTERNAL_ALLOCATION
+ * layout (emu_layout.h, from the drivers' header declaration) at the
+ * first and last tag each row was checked against: every field the trace
+ * reads is where the driver puts it. */
+static void test_uvm_map_rows_match_driver(void)
+{
+    for (size_t i = 0; i < nvrm_layout_count(); i++) {
+        const struct nvrm_layout *l = nvrm_layout_at(i);
+        const char *tags[] = { l->first_checked, l->last_checked };
+        for (int t = 0; t < 2; t++) {
+            const struct nvrm_uvm_map_shape *lib = l->uvm_map, *drv = emu_uvm_map_shape(tags[t]);
+            if (nvrm_layout_for(tags[t]) != l)
+                continue; /* a tag another row serves (550.40.07's) */
+            int same = lib->max_gpus == drv->max_gpus && lib->size == drv->size &&
+                       lib->count_off == drv->count_off && lib->fd_off == drv->fd_off &&
+                       lib->h_client_off == drv->h_client_off &&
+                       lib->h_memory_off == drv->h_memory_off && lib->status_off == drv->status_off;
+            if (!same)
+                fprintf(stderr, "    branch %u row, driver %s: UVM map layout differs\n",
+                        l->branch, tags[t]);
+            CU_ASSERT(same);
+        }
+    }
+}
+
 const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_selftest_passes),
     GDRX_TEST_CASE(test_foreign_layout_refused),
@@ -255,5 +282,6 @@ const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_selftest_forced_on_validated),
     GDRX_TEST_CASE(test_selftest_keeps_no_context),
     GDRX_TEST_CASE(test_selftest_keeps_created_context),
+    GDRX_TEST_CASE(test_uvm_map_rows_match_driver),
     GDRX_TEST_END,
 };
