@@ -149,6 +149,16 @@ EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 # case in a process of its own under alarm().  -rdynamic: its
 # __register_atfork (glibc < 2.36's rule) is the one libcuda calls.
 if GDRX_TEST_POINTS
+# A free parked inside its hook (before and after the driver's free) holds
+# a copy started through its pin until the pin is revoked.
+check_PROGRAMS += tests/libgdr/test_free_hold
+GDRX_SUITES    += tests/libgdr/test_free_hold
+GDRX_THREAD_SUITES += tests/libgdr/test_free_hold
+tests_libgdr_test_free_hold_SOURCES  = tests/libgdr/test_free_hold.c
+tests_libgdr_test_free_hold_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
+tests_libgdr_test_free_hold_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_free_hold_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+
 check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
