@@ -19,7 +19,8 @@
 #           without gdrx, unset with gdrx, the best named one, and the
 #           remedies for a GPU shared without MPS); bench.csv holds every
 #           figure (config, dir, size, round, usec), bench.md the medians
-#           and their ratios to "unset without gdrx".
+#           and their ratios to "unset without gdrx"; xgdrx: gdrx in
+#           the module directory but excluded (UCX_TLS=^gdrx), H H only.
 # nomps (default) or mps: MPS daemon off, or started first and stopped at
 # the end.  proto: UCP's protocols for 256 B - 1 KiB (PROTO_SIZES) per
 # configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names) for
@@ -159,6 +160,7 @@ CONFIGS=(
     "named-best on sm,cuda_copy,gdrx UCX_RNDV_THRESH=32k"
     "noipc-gdrx on ^cuda_ipc"
     "noipc-nogdrx off ^cuda_ipc"
+    "xgdrx on ^gdrx"
 )
 bench() {
     local r c name gdrx tls dir out
@@ -168,8 +170,11 @@ bench() {
             [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" ${c%% *} "* ]] || continue
             read -r name gdrx tls SET <<<"$c"
             for dir in "D D" "H H"; do
-                # H H only matters for "no slower than without gdrx"
-                [ "$dir" = "H H" ] && [[ $name != unset-* ]] && continue
+                # H H only matters for "no slower than without gdrx";
+                # xgdrx (gdrx loaded, excluded by UCX_TLS) only for H H:
+                # does loading the module cost host messages anything
+                [ "$dir" = "H H" ] && [[ $name != unset-* && $name != xgdrx ]] && continue
+                [ "$dir" = "D D" ] && [ "$name" = xgdrx ] && continue
                 out="$O/osu-$MPS-$name-${dir// /}-$r.txt"
                 # shellcheck disable=SC2086 # dir: two words
                 mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m 1:4194304 -i "${ITERS:-1000}" -x 100 \
