@@ -182,13 +182,15 @@ static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
 }
 
 /* A new object, with a as its first allocation, not yet visible. */
-static void add_object_locked(struct sim_object *o, struct sim_alloc *a)
+/* o with its first allocation a at offset (an IPC import shows the
+ * exported allocation where it sits in the exporter's object). */
+static void add_object_locked(struct sim_object *o, struct sim_alloc *a, size_t offset)
 {
     o->state = SIM_CREATING;
     o->next = sim.objects;
     sim.objects = o;
     sim.live_objects++;
-    link_alloc_locked(o, a, 0);
+    link_alloc_locked(o, a, offset);
 }
 
 /* Report a new allocation (and its object when new), then make it live. */
@@ -285,7 +287,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
     o->size = osize;
 
     sim_lock();
-    add_object_locked(o, a);
+    add_object_locked(o, a, 0);
     sim_unlock();
     *dptr = va;
     publish(a, 1);
@@ -349,12 +351,11 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     o->va = va;
     o->size = size;
     o->ipc = part != NULL;
-    a->offset = part ? part[1] : 0;
     a->size = part ? part[0] : size;
     a->span = part ? sim_round_up(part[0], sim.suballoc_align ? sim.suballoc_align : 1) : size;
     sim_lock();
     o->id = ++sim.next_object_id;
-    add_object_locked(o, a);
+    add_object_locked(o, a, part ? part[1] : 0);
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;
@@ -381,7 +382,7 @@ CUresult sim_mem_map_graph(uint64_t va, size_t size, int device, struct CUctx_st
     a->span = size;
     sim_lock();
     o->id = ++sim.next_object_id;
-    add_object_locked(o, a);
+    add_object_locked(o, a, 0);
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;

@@ -154,7 +154,11 @@ static void test_export_fd(void)
  * parent's memory is untouched by the close.  The child is forked before
  * the parent initialises CUDA and initialises its own, as the driver
  * requires (it refuses CUDA in a fork child of a process that used it);
- * the handle comes over a pipe.  Exit status: the child's failed checks. */
+ * the handle comes over a pipe.  Exit status: the child's failed checks.
+ * The exported allocation starts its object, or sits inside one after a
+ * smaller allocation (the driver suballocates: the import is then the
+ * allocation at its offset, every byte of it reachable, UCX's cuda_ipc
+ * copies it whole). */
 static int ipc_child(int rfd, size_t len)
 {
     CUipcMemHandle handle;
@@ -177,6 +181,8 @@ static int ipc_child(int rfd, size_t len)
     bad += cuMemcpyDtoH(got, p, sizeof(got)) != CUDA_SUCCESS || memcmp(got, want, sizeof(got));
     sim_test_fill(want, sizeof(want), 8);
     bad += cuMemcpyHtoD(p + 4096, want, sizeof(want)) != CUDA_SUCCESS;
+    bad += cuMemcpyDtoH(got, p + len - sizeof(got), sizeof(got)) != CUDA_SUCCESS; /* its end */
+    bad += cuMemcpyDtoH(got, p + len - sizeof(got) + 1, sizeof(got)) == CUDA_SUCCESS;
     bad += cuMemFree(p) != CUDA_ERROR_INVALID_VALUE;       /* not cuMemAlloc's */
     bad += cuMemUnmap(p, len) != CUDA_ERROR_INVALID_VALUE; /* nor a VMM mapping */
     bad += cuIpcCloseMemHandle(p) != CUDA_SUCCESS;
@@ -185,12 +191,12 @@ static int ipc_child(int rfd, size_t len)
     return bad;
 }
 
-static void test_ipc(void)
+static void ipc_case(size_t before, size_t len)
 {
-    const size_t len = 3 * MiB + 4096;
     unsigned char in[8192], out[8192];
     CUipcMemHandle handle;
-    CUdeviceptr d, other;
+    CUdeviceptr d, other, first = 0, base = 0;
+    size_t size = 0;
     int status = -1, fds[2];
 
     CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
@@ -203,7 +209,13 @@ static void test_ipc(void)
     }
     close(fds[0]);
     sim_test_setup();
+    if (before)
+        CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&first, before), CUDA_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&d, len), CUDA_SUCCESS);
+    /* the case it names: d at the start of an object, or inside one */
+    CU_ASSERT_EQUAL(cuMemGetAddressRange(&base, &size, d), CUDA_SUCCESS);
+    if (before)
+        CU_ASSERT_EQUAL(d, first + before);
     CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&other, 4096), CUDA_SUCCESS);
     sim_test_fill(in, sizeof(in), 7);
     CU_ASSERT_EQUAL(cuMemcpyHtoD(d, in, sizeof(in)), CUDA_SUCCESS);
@@ -218,6 +230,18 @@ static void test_ipc(void)
     CU_ASSERT_EQUAL(memcmp(in, out, sizeof(out)), 0); /* the child's bytes */
     CU_ASSERT_EQUAL(cuMemFree(d), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(cuMemFree(other), CUDA_SUCCESS);
+    if (before)
+        CU_ASSERT_EQUAL(cuMemFree(first), CUDA_SUCCESS);
+}
+
+static void test_ipc(void)
+{
+    ipc_case(0, 3 * MiB + 4096);
+}
+
+static void test_ipc_suballocated(void)
+{
+    ipc_case(64 * 1024, MiB);
 }
 
 const struct gdrx_test_case sim_vmm_cases[] = {
@@ -225,5 +249,6 @@ const struct gdrx_test_case sim_vmm_cases[] = {
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_export_fd),
     GDRX_TEST_CASE(test_ipc),
+    GDRX_TEST_CASE(test_ipc_suballocated),
     GDRX_TEST_END,
 };
