@@ -134,7 +134,7 @@ static void test_query_free_alloc_same_address(void)
     struct ut_query q;
     struct ut_uct u;
     CUdeviceptr b;
-    pthread_t tc;
+    pthread_t thread_c;
 
     if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
         CU_FAIL("setup");
@@ -145,13 +145,13 @@ static void test_query_free_alloc_same_address(void)
     q.p  = tc_alloc(UT_SIZE);
     CU_ASSERT_FATAL(q.p != 0);
     CU_ASSERT_EQUAL_FATAL(ipoint_arm("uct_gdrx.md.memtype_write"), 0);
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&tc, NULL, ut_query_thread, &q), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&thread_c, NULL, ut_query_thread, &q), 0);
     CU_ASSERT_EQUAL_FATAL(ipoint_wait("uct_gdrx.md.memtype_write", UT_WAIT_MS),
                           0);
     tc_free(q.p);
     b = tc_alloc(UT_SIZE);
     CU_ASSERT_EQUAL(ipoint_release("uct_gdrx.md.memtype_write"), 0);
-    pthread_join(tc, NULL);
+    pthread_join(thread_c, NULL);
     CU_ASSERT_EQUAL(q.status, UCS_OK);
     CU_ASSERT_EQUAL_FATAL(b, q.p);
     CU_ASSERT(ut_memtype_is_cuda(b, UT_SIZE));
