@@ -156,11 +156,14 @@ int sim_in_device_va(uint64_t p);
 struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state);
 struct sim_object *sim_find_object_locked(uint64_t p);
 void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out);
-/* An allocation owned by ctx (on its device). */
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
+/* An allocation owned by ctx (on its device); stream_pool: the device's
+ * memory pool's (cuMemAllocAsync), an object of its own, never
+ * sub-allocated with cuMemAlloc's. */
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
 CUresult sim_mem_free(CUdeviceptr dptr);
-/* cuGetProcAddress's internal entry points (not exported): the frees'
- * implementations, entered without passing through the exports. */
+/* sim_mem_api.c: cuGetProcAddress's internal entry points (not
+ * exported): the frees' implementations, entered without passing through
+ * the exports. */
 CUresult sim_tbl_cuMemFree_v2(CUdeviceptr dptr);
 CUresult sim_ptds_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
 CUresult sim_v11_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);

@@ -1,6 +1,7 @@
 /*
  * sim_memory.c - simulated device memory: objects, the device VA
- * allocator, sub-allocation, free and lookup.
+ * allocator, sub-allocation, free and lookup (the CUDA functions that
+ * use them are sim_mem_api.c's).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -10,16 +11,9 @@
  * object (obj->bk.cpu) is accessible, and only the copy code uses it.
  */
 #include "sim_internal.h"
-#include "sim_rm.h"
-#include "sim_entry.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 int sim_in_device_va(uint64_t p)
 {
@@ -181,9 +175,9 @@ static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
     return 0;
 }
 
-/* A new object, with a as its first allocation, not yet visible. */
-/* o with its first allocation a at offset (an IPC import shows the
- * exported allocation where it sits in the exporter's object). */
+/* A new object o, not yet visible, with its first allocation a at offset
+ * (an IPC import shows the exported allocation where it sits in the
+ * exporter's object). */
 static void add_object_locked(struct sim_object *o, struct sim_alloc *a, size_t offset)
 {
     o->state = SIM_CREATING;
@@ -215,7 +209,6 @@ static void publish(struct sim_alloc *a, int new_object)
     sim_unlock();
 }
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
 static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx,
                                         int stream_pool);
 
@@ -227,14 +220,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
  * on the H100.  Recursive: a context destroy frees from inside a call. */
 static pthread_mutex_t driver_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
-{
-    return mem_alloc(dptr, size, ctx, 0);
-}
-
-/* stream_pool: the device's memory pool's (cuMemAllocAsync): an object of
- * its own, never sub-allocated with cuMemAlloc's. */
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
 {
     pthread_mutex_lock(&driver_lock);
     CUresult rc = mem_alloc_driver_locked(dptr, size, ctx, stream_pool);
@@ -481,173 +467,4 @@ void sim_mem_free_ctx(const struct CUctx_st *ctx)
         if (!base || sim_mem_free(base) != CUDA_SUCCESS)
             return;
     }
-}
-
-/* ---- CUDA entry points ---- */
-
-static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s,
-                                int stream_pool)
-{
-    CUresult rc = sim_begin(name, SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!dptr || size == 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    int legacy;
-    rc = sim_stream_check(s, &legacy);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (size > SIM_VA_PER_DEVICE)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    return mem_alloc(dptr, size, sim_current_ctx(), stream_pool);
-}
-
-static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
-{
-    CUresult rc = sim_begin(name, SIM_NEED_CTX);
-    int legacy;
-    if (rc == CUDA_SUCCESS)
-        rc = sim_stream_check(s, &legacy);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    return sim_mem_free(dptr);
-}
-
-/* The entry points hooks patch: see sim_entry.h. */
-SIM_IMPL CUresult impl_mem_alloc(CUdeviceptr *dptr, size_t bytesize)
-{
-    return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL, 0);
-}
-SIM_ENTRY(cuMemAlloc_v2, impl_mem_alloc);
-
-SIM_IMPL CUresult impl_mem_alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream, 1);
-}
-SIM_ENTRY(cuMemAllocAsync, impl_mem_alloc_async);
-
-SIM_IMPL CUresult impl_mem_free(CUdeviceptr dptr)
-{
-    return mem_free_entry("cuMemFree", dptr, NULL);
-}
-SIM_ENTRY(cuMemFree_v2, impl_mem_free);
-
-SIM_IMPL CUresult impl_mem_free_async(CUdeviceptr dptr, CUstream hStream)
-{
-    return mem_free_entry("cuMemFreeAsync", dptr, hStream);
-}
-SIM_ENTRY(cuMemFreeAsync, impl_mem_free_async);
-
-/* What cuGetProcAddress hands out for the frees (sim_procaddr.c): the
- * driver's own functions, reached without passing through the export, as
- * a libcuda whose table points inside it would.  A hook on the export
- * alone does not see a free through one of these (tests/hooks'
- * test_pointer_fetched_before, tests/libgdr's test_stale). */
-SIM_ENTRY(sim_tbl_cuMemFree_v2, impl_mem_free);
-SIM_ENTRY(sim_ptds_cuMemFreeAsync, impl_mem_free_async);
-SIM_ENTRY(sim_v11_cuMemFreeAsync, impl_mem_free_async);
-
-CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
-{
-    CUresult rc = sim_begin("cuMemGetAddressRange", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    sim_lock();
-    struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (a) {
-        if (pbase)
-            *pbase = a->obj->va + a->offset;
-        if (psize)
-            *psize = a->size;
-    }
-    sim_unlock();
-    /* The real driver answers NOT_FOUND for an address it does not know. */
-    return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-/* A new open file description of the object's file, positioned at dptr's
- * byte (real dma-buf fds start at position 0 = range start). */
-static CUresult export_range_locked(const struct sim_object *o, uint64_t dptr, int *fd_out)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", o->bk.fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return errno == EMFILE || errno == ENFILE ? CUDA_ERROR_OUT_OF_MEMORY
-                                                  : CUDA_ERROR_OPERATING_SYSTEM;
-    if (lseek(fd, o->bk.offset + (off_t)(dptr - o->va), SEEK_SET) < 0) {
-        close(fd);
-        return CUDA_ERROR_OPERATING_SYSTEM;
-    }
-    *fd_out = fd;
-    return CUDA_SUCCESS;
-}
-
-/* SIMCU_DMABUF_MMAP=refuse: the dma-buf handed out cannot be mapped by the
- * CPU (a read-write Unix socket, whose mmap fails with ENODEV), as with
- * NVIDIA drivers that do not allow mmap of their dma-bufs. */
-static CUresult refuse_mmap(int *fd)
-{
-    const char *v = getenv("SIMCU_DMABUF_MMAP");
-    int s[2];
-
-    if (!v || strcmp(v, "refuse") != 0)
-        return CUDA_SUCCESS;
-    close(*fd);
-    *fd = -1;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) != 0)
-        return CUDA_ERROR_OPERATING_SYSTEM;
-    close(s[1]);
-    *fd = s[0];
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
-                                               CUmemRangeHandleType handleType,
-                                               unsigned long long flags)
-{
-    CUresult rc = sim_begin("cuMemGetHandleForAddressRange", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (!handle || handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
-        (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ||
-        size == 0 || dptr % page || size % page)
-        return CUDA_ERROR_INVALID_VALUE;
-    sim_lock();
-    const struct sim_object *o = sim_find_object_locked(dptr);
-    if (!o || size > o->size - (dptr - o->va))
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        rc = export_range_locked(o, dptr, (int *)handle);
-    sim_unlock();
-    if (rc == CUDA_SUCCESS && simcu_rm_range_exported(dptr, size) != 0) {
-        close(*(int *)handle);
-        *(int *)handle = -1;
-        rc = CUDA_ERROR_INVALID_VALUE;
-    }
-    if (rc == CUDA_SUCCESS)
-        rc = refuse_mmap((int *)handle);
-    return rc;
-}
-
-/* ---- control API ---- */
-
-int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out)
-{
-    if (!out)
-        return -EINVAL;
-    sim_lock();
-    struct sim_alloc *a = sim_find_alloc_locked(p, 1);
-    if (!a) {
-        sim_unlock();
-        return -ENOENT;
-    }
-    sim_describe_locked(a, p, out);
-    int fd = fcntl(out->memfd, F_DUPFD_CLOEXEC, 0);
-    sim_unlock();
-    if (fd < 0)
-        return -errno;
-    out->memfd = fd;
-    return 0;
 }

@@ -11,7 +11,7 @@
  * Like the real driver, a few names resolve to internal functions that are
  * not exported: cuMemFree (3020 and later), cuMemFreeAsync with the
  * per-thread-stream flag or a cudaVersion below 12000.  They run the
- * driver's implementation directly (sim_memory.c), never through the
+ * driver's implementation directly (sim_mem_api.c), never through the
  * export: a pointer fetched before libgdrx patched the export reaches a
  * free libgdrx sees only if it patched that pointer's target too.
  */

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
@@ -168,11 +167,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_END
 };
 
-#ifdef UT_UCX_HOOKS
-#  define UT_SUITE "ucx_memtype_race/ucx-hooks"
-#else
-#  define UT_SUITE "ucx_memtype_race"
-#endif
+#define UT_SUITE UT_HOOKS_SUITE("ucx_memtype_race")
 
 static const struct gdrx_test_suite suites[] = {
     { UT_SUITE, ut_suite_init, NULL, cases },
@@ -181,17 +176,12 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-    const struct gdrx_test_suite *run = suites;
-
-#ifdef UT_UCX_HOOKS
-    run = ut_ucx_hooks_suites(argv, UT_SUITE, suites);
-    if (run != suites) {
-        return gdrx_test_main(argc, argv, run);
-    }
-#endif
 #if UCT_API < UCT_VERSION(1, 22)
-    printf("NOT RUN: test_query_free_alloc_same_address (UCX < 1.22 writes "
-           "no memory-type entry at a query)\n");
+    const char *not_run = "test_query_free_alloc_same_address (UCX < 1.22 "
+                          "writes no memory-type entry at a query)";
+#else
+    const char *not_run = NULL;
 #endif
-    return gdrx_test_main(argc, argv, run);
+
+    return ut_ucx_hooks_main(argc, argv, UT_HOOKS_BUILD, UT_SUITE, suites, not_run);
 }
