@@ -98,22 +98,89 @@ static uint64_t va_take_locked(struct sim_device *d, size_t size)
     return va;
 }
 
-/* With reuse off the range is simply never handed out again. */
-static void va_release_locked(struct sim_device *d, uint64_t va, size_t size)
+/* Room for one more hole: 0, or -1 (the VA that would have gone there is
+ * lost, nothing else). */
+static int holes_reserve_locked(struct sim_device *d)
 {
-    if (!sim.va_reuse)
-        return;
     if (d->nholes == d->holes_cap) {
         size_t cap = d->holes_cap ? d->holes_cap * 2 : 64;
         struct sim_va_hole *h = realloc(d->holes, cap * sizeof(*h));
         if (!h)
-            return; /* the VA is lost, nothing else */
+            return -1;
         d->holes = h;
         d->holes_cap = cap;
     }
+    return 0;
+}
+
+/* With reuse off the range is simply never handed out again. */
+static void va_release_locked(struct sim_device *d, uint64_t va, size_t size)
+{
+    if (!sim.va_reuse || holes_reserve_locked(d) != 0)
+        return;
     d->holes[d->nholes].va = va;
     d->holes[d->nholes].size = size;
     d->nholes++;
+}
+
+/* [want, want + size) if all of it is free VA of d (never used, or inside
+ * one freed range), else 0: a test's placement (simcu_place_next_alloc). */
+static uint64_t va_take_at_locked(struct sim_device *d, uint64_t want, size_t size)
+{
+    if (want < d->va_base || want >= d->va_end || size > d->va_end - want)
+        return 0;
+    if (want >= d->va_next) {
+        /* what it skips is freed VA like any other */
+        if (want > d->va_next)
+            va_release_locked(d, d->va_next, want - d->va_next);
+        d->va_next = want + size;
+        return want;
+    }
+    if (!sim.va_reuse)
+        return 0;
+    for (size_t i = 0; i < d->nholes; i++) {
+        struct sim_va_hole *h = &d->holes[i];
+        if (want < h->va || want - h->va > h->size || size > h->size - (want - h->va))
+            continue;
+        uint64_t end = h->va + h->size;
+        size_t left = want - h->va, right = end - (want + size);
+        if (left && right) {
+            if (holes_reserve_locked(d) != 0)
+                return 0;
+            h = &d->holes[i];
+            memmove(h + 2, h + 1, (d->nholes - i - 1) * sizeof(*h));
+            d->nholes++;
+            h[1].va = want + size;
+            h[1].size = right;
+            h->size = left;
+        } else if (left) {
+            h->size = left;
+        } else if (right) {
+            h->va = want + size;
+            h->size = right;
+        } else {
+            memmove(h, h + 1, (d->nholes - i - 1) * sizeof(*h));
+            d->nholes--;
+        }
+        return want;
+    }
+    return 0;
+}
+
+/* ---- a test's placement of the calling thread's next allocation ---- */
+
+static __thread int place_set;         /* simcu_place_next_alloc was called */
+static __thread uint64_t place_va;     /* 0: an object of its own, anywhere */
+static __thread unsigned place_flags;  /* SIMCU_PLACE_* */
+
+int simcu_place_next_alloc(CUdeviceptr va, unsigned flags)
+{
+    if (va % SIM_OBJECT_ALIGN != 0 || (flags & ~(unsigned)SIMCU_PLACE_ALONE))
+        return -EINVAL;
+    place_va = va;
+    place_flags = flags;
+    place_set = 1;
+    return 0;
 }
 
 /* ---- allocations inside objects ---- */
@@ -238,11 +305,16 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
 
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    /* a test's placement: an object of its own, at place_va if not 0 */
+    int placed = place_set;
+    uint64_t want = place_va;
+    int alone = placed && (place_flags & SIMCU_PLACE_ALONE);
+    place_set = 0;
     sim_lock();
     a->size = size;
     a->span = sim_round_up(size, sim.suballoc_align);
     int pooled = !stream_pool && use_pool(size);
-    if (pooled && pool_place_locked(ctx, a)) {
+    if (pooled && !placed && pool_place_locked(ctx, a)) {
         sim_unlock();
         *dptr = a->obj->va + a->offset;
         publish(a, 0);
@@ -250,7 +322,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
     }
 
     size_t osize = pooled ? SIM_OBJECT_ALIGN : sim_round_up(size, SIM_OBJECT_ALIGN);
-    uint64_t va = va_take_locked(d, osize);
+    uint64_t va = placed && want ? va_take_at_locked(d, want, osize) : va_take_locked(d, osize);
     uint64_t id = ++sim.next_object_id;
     const struct sim_backing_ops *backing = sim.backing;
     sim_unlock();
@@ -267,7 +339,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
     o->id = id;
     o->device = device;
     o->ctx = ctx;
-    o->shared = pooled;
+    o->shared = pooled && !alone;
     o->stream_pool = stream_pool;
     o->va = va;
     o->size = osize;

@@ -17,6 +17,8 @@
 
 #include "ut_ucp.h"
 
+#include <ucs/memory/memtype_cache.h>
+
 #define UT_KIB 1024ul
 #define UT_MIB (1024ul * 1024ul)
 
@@ -69,9 +71,11 @@ static void ut_ucp_neighbours(const char *tls, size_t size)
         return;
     }
     ut_span_ucp_open(&t, tls);
-    a = tc_alloc(size);
+    /* neighbours: a starts an object of its own, b follows it there */
+    a = tc_alloc_at(0, size, 0);
+    CU_ASSERT_FATAL(a != 0);
     b = tc_alloc(size);
-    CU_ASSERT_EQUAL_FATAL(b, a + size); /* the simulated GPU's placement */
+    CU_ASSERT_EQUAL_FATAL(b, a + size);
     tc_fill(a, size, 3);
     ut_span_messages(&t, b, 0, size, 10);
     CU_ASSERT(tc_check(a, size, 3));
@@ -103,47 +107,90 @@ static void test_ucp_neighbours_large_default(void)
     ut_ucp_neighbours(NULL, UT_MIB);
 }
 
-/* A 4 MiB allocation freed by a primary-context reset (no FREE event: UCX
- * keeps its extent), then a small allocation and a 2 MiB one in that
- * extent: UCP registers the stale 4 MiB for a message of the 2 MiB one.
+/* A 4 MiB allocation freed by a primary-context reset (no FREE event:
+ * nobody pinned it, so UCX keeps its extent), then a small allocation and
+ * a 2 MiB one in that extent: UCP registers the stale 4 MiB for a message
+ * of the 2 MiB one (1.23; see UT_UCP_REGISTERS_WHOLE_EXTENT).
  * start_freed: the small one is freed first (with its event), so the
  * stale region starts in freed memory, which is no device memory: a host
- * memh would have had the CPU copy device memory. */
+ * memh would have had the CPU copy device memory.
+ * The precondition is made and checked, never assumed: CUDA hands freed VA
+ * out again in no promised order, and UCP allocates device memory of its
+ * own (1.23: 512 MiB of rendezvous fragments, 1-byte probes).  So the
+ * simulated GPU puts the two allocations at x and x + 2 MiB, the small one
+ * alone in its object (a probe sub-allocated next to it punched a hole in
+ * the extent), and hands no freed range out again after that; UCX's
+ * memory-type cache must hold the extent over the 2 MiB one before and
+ * after the messages.  The UCP context that set gdrx's events up is closed
+ * before the reset, and the messages go through a new one: a reset under
+ * a live UCP takes the device memory UCP allocated with it (1.23's
+ * fragments: the copies into them fail and the request never completes),
+ * which is no case of gdrx's. */
 static void ut_ucp_stale_extent(const char *tls, int start_freed)
 {
+    const CUdeviceptr stale_len = start_freed ? 4 * UT_MIB - 4 * UT_KIB :
+                                                4 * UT_MIB;
+    CUdeviceptr x, small, big, attr;
+    ucs_memory_info_t info;
+    struct ut_ucp t0, t;
     CUdevice dev;
-    CUdeviceptr x, small, big;
-    struct ut_ucp t;
 
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.set_va_reuse);
     if (tc_setup(0) != 0) {
         return;
     }
-    ut_span_ucp_open(&t, tls);
+    ut_span_ucp_open(&t0, tls);
     x = tc_alloc(4 * UT_MIB);
+    CU_ASSERT_FATAL(x != 0);
+    ut_ucp_close(&t0);
+    CU_ASSERT_EQUAL(ut_counter(t0.stats, "md", "reg_errors"), 0);
     CU_ASSERT_EQUAL_FATAL(tc.DeviceGet(&dev, 0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(dev), CUDA_SUCCESS);
     if (tc_setup(0) != 0) {
         return;
     }
-    small = tc_alloc(4 * UT_KIB);
-    big   = tc_alloc(2 * UT_MIB);
-    /* the simulated GPU hands the freed range out again */
-    CU_ASSERT_FATAL((small >= x) && (small < x + 4 * UT_MIB));
-    CU_ASSERT_FATAL((big > small) && (big + 2 * UT_MIB <= x + 4 * UT_MIB));
+    small = tc_alloc_at(x, 4 * UT_KIB, 1);
+    big   = tc_alloc_at(x + 2 * UT_MIB, 2 * UT_MIB, 0);
+    CU_ASSERT_FATAL((small == x) && (big == x + 2 * UT_MIB));
+    CU_ASSERT_EQUAL_FATAL(tsim.set_va_reuse(0), 0);
     if (start_freed) {
         tc_free(small);
     } else {
         tc_fill(small, 4 * UT_KIB, 5);
     }
+    /* the stale extent over big: from x, or from small's end */
+    CU_ASSERT_EQUAL_FATAL(ucs_memtype_cache_lookup((void*)big, 2 * UT_MIB,
+                                                   &info), UCS_OK);
+    CU_ASSERT_EQUAL_FATAL(info.type, UCS_MEMORY_TYPE_CUDA);
+    CU_ASSERT_FATAL(((uintptr_t)info.base_address == x + 4 * UT_MIB - stale_len) &&
+                    (info.alloc_length == stale_len));
+
+    ut_ucp_open_tls(&t, tls, NULL);
     ut_span_messages(&t, big, 0, 2 * UT_MIB, 50);
     if (!start_freed) {
         CU_ASSERT(tc_check(small, 4 * UT_KIB, 5));
         ut_span_messages(&t, small, 0, 4 * UT_KIB, 70);
+    } else {
+        /* still freed memory */
+        CU_ASSERT_NOT_EQUAL(tc.PointerGetAttribute(
+                &attr, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, x), CUDA_SUCCESS);
+    }
+    /* nothing UCP did in between changed the extent */
+    CU_ASSERT_EQUAL(ucs_memtype_cache_lookup((void*)big, 2 * UT_MIB, &info),
+                    UCS_OK);
+    CU_ASSERT(((uintptr_t)info.base_address == x + 4 * UT_MIB - stale_len) &&
+              (info.alloc_length == stale_len));
+    if (!start_freed) {
         tc_free(small);
     }
     ut_ucp_close(&t);
     CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "reg_errors"), 0);
+#if UT_UCP_REGISTERS_WHOLE_EXTENT
+    /* UCP registered the stale extent: the case reached its point */
+    CU_ASSERT(ut_counter(t.stats, "md", "span_regs") >= 1);
+#endif
     tc_free(big);
+    tsim.set_va_reuse(1);
 }
 
 static void test_ucp_stale_extent_sm(void) { ut_ucp_stale_extent("sm,gdrx", 0); }
@@ -193,7 +240,9 @@ static void ut_aligned(const char *rcache)
     if (tc_setup(0) != 0) {
         return;
     }
-    a = tc_alloc(4 * UT_KIB);
+    /* neighbours in one 64 KiB window: a starts an object of its own */
+    a = tc_alloc_at(0, 4 * UT_KIB, 0);
+    CU_ASSERT_FATAL(a != 0);
     b = tc_alloc(4 * UT_KIB);
     base = b & ~(uint64_t)(64 * UT_KIB - 1);
     CU_ASSERT_FATAL((b == a + 4 * UT_KIB) && (base <= a));

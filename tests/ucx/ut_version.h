@@ -38,4 +38,11 @@
 #  define UT_UCP_OWN_ALLOCS(_n) 0
 #endif
 
+/* A message's registration is the whole extent UCX's memory-type cache
+ * holds for its buffer (MEMTYPE_REG_WHOLE_ALLOC_TYPES=cuda): a stale
+ * extent over a live allocation registers as a span (test_span's stale
+ * cases, one each) on 1.23.0~rc1; 1.13's default protocols register the
+ * message's buffer only (no span).  Releases in between not run. */
+#define UT_UCP_REGISTERS_WHOLE_EXTENT UT_UCX_AT_LEAST(1, 23)
+
 #endif
