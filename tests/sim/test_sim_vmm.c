@@ -219,8 +219,14 @@ static void ipc_case(size_t before, size_t len)
     CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&other, 4096), CUDA_SUCCESS);
     sim_test_fill(in, sizeof(in), 7);
     CU_ASSERT_EQUAL(cuMemcpyHtoD(d, in, sizeof(in)), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d + 1), CUDA_ERROR_INVALID_VALUE); /* not a base */
-    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d), CUDA_SUCCESS);
+    /* a pointer inside the allocation names all of it (a real GPU gives
+     * the base's handle: openucx/ucx#11724; UCX 1.22's cuda_ipc passes
+     * the pointer it registers) */
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d + 4097), CUDA_SUCCESS);
+    CUipcMemHandle at_base;
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&at_base, d), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(&handle, &at_base, sizeof(handle)), 0);
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&at_base, (CUdeviceptr)(uintptr_t)in), CUDA_ERROR_INVALID_VALUE);
     CU_ASSERT_EQUAL(write(fds[1], &handle, sizeof(handle)), (ssize_t)sizeof(handle));
     close(fds[1]);
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
@@ -244,11 +250,59 @@ static void test_ipc_suballocated(void)
     ipc_case(64 * 1024, MiB);
 }
 
+/* cuMemRetainAllocationHandle: the mapping's handle, one more reference;
+ * memory cuMemMap did not map is refused (UCX's VMM detection). */
+static void test_retain_handle(void)
+{
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), got;
+    CUmemGenericAllocationHandle h, r1 = 0, r2 = 0;
+    CUdeviceptr va, async;
+    static char host[64];
+
+    sim_test_setup();
+    CUdeviceptr d = sim_test_alloc(4096);
+    CU_ASSERT_EQUAL_FATAL(cuMemCreate(&h, 4 * MiB, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemMap(va, 4 * MiB, 0, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)(va + 3 * MiB)),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(r1, h);
+    memset(&got, 0xff, sizeof(got));
+    CU_ASSERT_EQUAL(cuMemGetAllocationPropertiesFromHandle(&got, r1), CUDA_SUCCESS);
+    CU_ASSERT(got.type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+              got.location.type == CU_MEM_LOCATION_TYPE_DEVICE && got.location.id == 0 &&
+              got.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    /* two references: the creation's and the retain's */
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(r1), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    /* released but mapped: retaining gives it back */
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r2, (void *)(uintptr_t)va), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(r2, h);
+    CU_ASSERT_EQUAL(cuMemRelease(r2), CUDA_SUCCESS);
+    /* not VMM memory */
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)d),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL_FATAL(cuMemAllocAsync(&async, MiB, NULL), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)async),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, host), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(NULL, (void *)(uintptr_t)va),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)va),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 4 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemFreeAsync(async, NULL), CUDA_SUCCESS);
+}
+
 const struct gdrx_test_case sim_vmm_cases[] = {
     GDRX_TEST_CASE(test_map_unmap_release),
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_export_fd),
     GDRX_TEST_CASE(test_ipc),
     GDRX_TEST_CASE(test_ipc_suballocated),
+    GDRX_TEST_CASE(test_retain_handle),
     GDRX_TEST_END,
 };
