@@ -12,6 +12,7 @@
  */
 #include "sim_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
