@@ -36,6 +36,14 @@ static int pool_device(CUmemoryPool pool)
     return -1;
 }
 
+/* An export or import of what the sim never has: the entry's usual
+ * checks (out: its result pointer), then CUDA_ERROR_INVALID_VALUE. */
+static CUresult refuse_out(const char *entry, void *out)
+{
+    CUresult rc = sim_begin_out(entry, 0, out);
+    return rc == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : rc;
+}
+
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
     CUresult rc = sim_begin_out("cuDeviceGetDefaultMemPool", 0, pool_out);
@@ -51,38 +59,34 @@ CUresult CUDAAPI cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool
                                                   CUmemAllocationHandleType handleType,
                                                   unsigned long long flags)
 {
-    CUresult rc = sim_begin_out("cuMemPoolExportToShareableHandle", 0, handle_out);
     (void)pool;
     (void)handleType;
     (void)flags;
-    return rc == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : rc;
+    return refuse_out("cuMemPoolExportToShareableHandle", handle_out);
 }
 
 CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
 {
-    CUresult rc = sim_begin_out("cuMemPoolExportPointer", 0, shareData_out);
     (void)ptr;
-    return rc == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : rc;
+    return refuse_out("cuMemPoolExportPointer", shareData_out);
 }
 
 CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
                                                     CUmemAllocationHandleType handleType,
                                                     unsigned long long flags)
 {
-    CUresult rc = sim_begin_out("cuMemPoolImportFromShareableHandle", 0, pool_out);
     (void)handle;
     (void)handleType;
     (void)flags;
-    return rc == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : rc;
+    return refuse_out("cuMemPoolImportFromShareableHandle", pool_out);
 }
 
 CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
                                         CUmemPoolPtrExportData *shareData)
 {
-    CUresult rc = sim_begin_out("cuMemPoolImportPointer", 0, ptr_out);
     (void)pool;
     (void)shareData;
-    return rc == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : rc;
+    return refuse_out("cuMemPoolImportPointer", ptr_out);
 }
 
 CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
