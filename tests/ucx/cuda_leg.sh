@@ -1,36 +1,37 @@
 #!/bin/sh
-# tests/ucx/cuda_leg.sh UCX_SRC [WORK] - gdrx next to a CUDA-enabled UCX of
-# the release you name, with gdr_copy running over gdrx's libgdrapi.so.2,
-# on the simulated GPU: the flavour sites with GPU builds of UCX have
-# (HPC-X, Spack's +gdrcopy).  CI's CUDA-enabled UCX is Debian's 1.13; from
-# 1.21 on UCP asserts when its memory-type endpoint would need a third
-# CUDA transport, so the releases where gdrx once aborted every process
-# run here.
+# tests/ucx/cuda_leg.sh UCX_PREFIX UCX_SRC [WORK] - gdrx next to a
+# CUDA-enabled UCX of the release you built, with gdr_copy running over
+# gdrx's libgdrapi.so.2, on the simulated GPU: the flavour sites with GPU
+# builds of UCX have (HPC-X, Spack's +gdrcopy).  CI's CUDA-enabled UCX is
+# Debian's 1.13; from 1.21 on UCP asserts when its memory-type endpoint
+# would need a third CUDA transport, so the releases where gdrx once
+# aborted every process run here.
 #
-# Builds the UCX tree in WORK/ucx (a copy; the tree you name is not
-# touched) into WORK/prefix, then this gdrx source tree against it in
-# WORK/build, then runs
+# Builds this gdrx source tree against that UCX in WORK/build, then runs
 #   - `ucx_info -e -u t` with UCX_TLS unset (worker, memory-type
 #     endpoints, an endpoint: the abort of old plugins);
 #   - the UCX and MPI suites that use a CUDA-enabled UCX: test_ucp_defaults,
 #     test_mpi, test_span, test_uct, test_ucp, test_memtype_race (its
 #     UCX >= 1.22 case is built only there), with GDRX_UCX_CUDA_PREFIX set;
-# and ends with a labelled summary.  Downloads nothing and installs
-# nothing outside WORK.
+# and ends with a labelled summary.  Builds no third-party code: the UCX
+# is yours, built by hand, for example from a clone of
+# github.com/openucx/ucx at v1.22.0, configured in place:
 #
-# Needs what config/deps.sh sets up, whose CUDA-enabled UCX build leaves
-# two things this leg reuses in its work directory (UCX_CUDA_WORK, default
-# /opt/gdrx-ucx-cuda.build): gdrx's gdrapi.h with a link stub of
-# libgdrapi.so.2 (gdrapi/) and NVML's header and library (nvml/).  And a
-# UCX source tree, e.g. a clone of github.com/openucx/ucx at v1.22.0
-# (autogen.sh is run in the copy if it has no configure).  This gdrx tree
-# must not be configured in place.  Takes 25-40 minutes on 2 cores, most
-# of it UCX's build (JOBS=N uses more; a second run reuses WORK/prefix).
+#   ./autogen.sh && ./contrib/configure-release-mt --prefix=UCX_PREFIX \
+#       --with-cuda=/usr/local/cuda --with-gdrcopy=GDRAPI --without-gda \
+#       --enable-devel-headers CPPFLAGS=-INVML_INCLUDE LDFLAGS=-LNVML_LIB
+#   make -j2; make -k install   (perftest's CUDA kernels may not build)
 #
-#   tests/ucx/cuda_leg.sh ~/src/ucx-1.22 /tmp/gdrx-cuda-leg 2>&1 | tee cuda-leg.log
+# where GDRAPI holds gdrx's gdrapi.h and a link stub of libgdrapi.so.2,
+# and NVML_* NVML's header and library: config/deps.sh leaves both in
+# /opt/gdrx-ucx-cuda.build (gdrapi/, nvml/) when it builds CI's UCX.
+# This gdrx tree must not be configured in place.  Takes 10-20 minutes
+# on 2 cores (JOBS=N uses more).
+#
+#   tests/ucx/cuda_leg.sh /opt/ucx122 ~/src/ucx-1.22 2>&1 | tee cuda-leg.log
 #
 # Exit status: 0 when everything passed, 1 when a test failed, 2 when
-# something is missing or a build failed.
+# something is missing or the build failed.
 #
 # SPDX-License-Identifier: MIT
 # make's variables are single-quoted on purpose.
@@ -40,9 +41,10 @@ set -eu
 die() { echo "cuda_leg: $*" >&2; exit 2; }
 say() { echo "cuda_leg: $*"; }
 
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: $0 UCX_SRC [WORK]"; fi
-ucx_src=$(cd "$1" && pwd) || die "no directory $1"
-work=${2:-/tmp/gdrx-cuda-leg}
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then die "usage: $0 UCX_PREFIX UCX_SRC [WORK]"; fi
+prefix=$(cd "$1" && pwd) || die "no directory $1"
+ucx_src=$(cd "$2" && pwd) || die "no directory $2"
+work=${3:-/tmp/gdrx-cuda-leg}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 jobs=${JOBS:-2}
@@ -50,39 +52,17 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 deps=${UCX_CUDA_WORK:-/opt/gdrx-ucx-cuda.build}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 
-[ -f "$ucx_src/configure.ac" ] || die "$ucx_src is not a UCX source tree"
-[ -f "$cuda/include/cuda.h" ] || die "no CUDA toolkit at $cuda (set CUDA_HOME)"
-[ -f "$deps/gdrapi/include/gdrapi.h" ] ||
-    die "no gdrapi stub in $deps (run config/deps.sh, or set UCX_CUDA_WORK)"
-nvinc=$(dirname "$(find "$deps/nvml" -name nvml.h 2>/dev/null | head -n 1)")
-nvlib=$(dirname "$(find "$deps/nvml" -name 'libnvidia-ml.so*' 2>/dev/null | head -n 1)")
-[ -f "$cuda/include/nvml.h" ] || [ -f "$nvinc/nvml.h" ] ||
-    die "no nvml.h in $cuda/include or $deps/nvml (run config/deps.sh)"
+[ -x "$prefix/bin/ucx_info" ] || die "no UCX installed at $prefix"
+[ -f "$prefix/lib/ucx/libuct_cuda_gdrcopy.so.0" ] ||
+    die "$prefix has no gdr_copy module (configure UCX --with-cuda --with-gdrcopy)"
+if [ ! -f "$ucx_src/src/uct/base/uct_iface.h" ] || [ ! -f "$ucx_src/config.h" ]; then
+    die "$ucx_src is not a configured UCX source tree"
+fi
 [ ! -f "$srcdir/config.status" ] ||
     die "$srcdir is configured in place: run 'make distclean' there, or use a clean copy"
+nvlib=$(dirname "$(find "$deps/nvml" -name 'libnvidia-ml.so*' 2>/dev/null | head -n 1)")
+[ -f "$nvlib/libnvidia-ml.so.1" ] || nvlib=""
 
-# 1. UCX, with CUDA and gdr_copy (perftest's CUDA kernels may not build
-#    without DOCA headers: nothing here needs them, hence make -k install)
-prefix=$work/prefix
-if [ ! -f "$prefix/lib/ucx/libuct_cuda_gdrcopy.so.0" ]; then
-    say "UCX from $ucx_src (logs in $work)"
-    rm -rf "$work/ucx"
-    cp -a "$ucx_src" "$work/ucx"
-    cd "$work/ucx"
-    [ -x configure ] || ./autogen.sh >"$work/ucx-autogen.log" 2>&1 ||
-        die "UCX's autogen.sh failed: $work/ucx-autogen.log"
-    extra=""
-    ./configure --help | grep -q -- '--with-gda' && extra="--without-gda"
-    ./contrib/configure-release-mt --prefix="$prefix" --with-cuda="$cuda" \
-        --with-gdrcopy="$deps/gdrapi" --without-verbs --without-rdmacm --without-rocm \
-        --without-java --without-go --disable-doxygen-doc --enable-devel-headers $extra \
-        ${nvinc:+CPPFLAGS=-I$nvinc} ${nvlib:+LDFLAGS=-L$nvlib} >"$work/ucx-configure.log" 2>&1 ||
-        die "UCX's configure failed: $work/ucx-configure.log"
-    make -j"$jobs" >"$work/ucx-make.log" 2>&1 || say "UCX's make had errors (see $work/ucx-make.log)"
-    make -k install >"$work/ucx-install.log" 2>&1 || true
-    [ -f "$prefix/lib/ucx/libuct_cuda_gdrcopy.so.0" ] ||
-        die "UCX built no gdr_copy module: $work/ucx-make.log"
-fi
 ucx_v=$("$prefix/bin/ucx_info" -v | sed -n 's/^# Library version: //p')
 # what tests/ucx/ut_uct.c and tests/libgdr/tcuda.c look for
 echo "ucx $ucx_v-tree cuda $(readlink -f "$cuda") gdrcopy gdrx" >"$prefix/.ucx-cuda-debian"
@@ -94,7 +74,7 @@ mkdir -p "$work/build"
 cd "$work/build"
 [ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh) >"$work/autogen.log" 2>&1 ||
     die "autogen failed: $work/autogen.log"
-"$srcdir/configure" --enable-all --with-ucx="$prefix" --with-ucx-src="$work/ucx" \
+"$srcdir/configure" --enable-all --with-ucx="$prefix" --with-ucx-src="$ucx_src" \
     CFLAGS="${CUDA_LEG_CFLAGS:--O2 -Werror}" >"$work/configure.log" 2>&1 ||
     die "configure failed: $work/configure.log"
 grep -q "UCX $ucx_v transport *yes" "$work/configure.log" ||
