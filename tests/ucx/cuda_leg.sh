@@ -104,7 +104,7 @@ for s in tests/ucx/test_ucp_defaults tests/mpi/test_mpi tests/ucx/test_span test
     log=$work/$(basename "$s").log
     say "$s (log: $log)"
     GDRX_UCX_CUDA_PREFIX=$prefix GDRX_TEST_SRCDIR=$srcdir GDRX_TEST_BUILDDIR=$b \
-        LD_LIBRARY_PATH="$b/tests/sim/.libs:$b/libgdr/.libs" \
+        LD_LIBRARY_PATH="$b/tests/sim/.libs:$b/libgdr/.libs${nvlib:+:$nvlib}" \
         timeout 1800 "$b/$s" >"$log" 2>&1 && st=0 || st=$?
     got=$(awk '$1 == "tests" { print $3 " ran, " $4 " passed, " $5 " failed" }' "$log" | tail -n 1)
     if [ "$st" -ne 0 ] || [ -z "$got" ]; then
