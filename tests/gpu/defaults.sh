@@ -23,7 +23,8 @@
 #           the module directory but excluded (UCX_TLS=^gdrx), H H only.
 # nomps (default) or mps: MPS daemon off, or started first and stopped at
 # the end.  proto: UCP's protocols for 256 B - 1 KiB (PROTO_SIZES) per
-# configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names) for
+# configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names),
+# BENCH_DIRS (DD and/or HH), BENCH_SIZES (osu's -m, 1:4194304) for
 # bench; MATRIX_TLS (the UCX_TLS values) for matrix.  N_UCP, N_INT, N_THR: messages of matrix's ucp_job (400),
 # gdrx_mpi_integrity (3000) and gdrx_mpi_threads runs (2000 a thread).
 #
@@ -174,7 +175,8 @@ bench() {
             c=${CONFIGS[$(((i + r - 1) % n))]}
             [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" ${c%% *} "* ]] || continue
             read -r name gdrx tls SET <<<"$c"
-            for dir in "D D" "H H"; do
+            for d in ${BENCH_DIRS:-DD HH}; do
+                dir="${d:0:1} ${d:1:1}"
                 # H H only matters for "no slower than without gdrx";
                 # xgdrx (gdrx loaded, excluded by UCX_TLS) only for H H:
                 # does loading the module cost host messages anything
@@ -182,8 +184,8 @@ bench() {
                 [ "$dir" = "D D" ] && [ "$name" = xgdrx ] && continue
                 out="$O/osu-$MPS-$name-${dir// /}-$r.txt"
                 # shellcheck disable=SC2086 # dir: two words
-                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m 1:4194304 -i "${ITERS:-1000}" -x 100 \
-                    $dir >"$out" 2>&1 || { echo "FAILED: $out"; tail -5 "$out"; rc=1; }
+                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m "${BENCH_SIZES:-1:4194304}" \
+                    -i "${ITERS:-1000}" -x 100 $dir >"$out" 2>&1 || { echo "FAILED: $out"; tail -5 "$out"; rc=1; }
                 awk -v c="$name" -v m="$MPS" -v d="${dir// /}" -v r="$r" \
                     '/^[0-9]+ +[0-9.]+$/ { print c "," m "," d "," $1 "," r "," $2 }' \
                     "$out" >>"$O/bench.csv"
