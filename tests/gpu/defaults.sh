@@ -162,6 +162,8 @@ CONFIGS=(
     "noipc-gdrx on ^cuda_ipc"
     "noipc-nogdrx off ^cuda_ipc"
     "xgdrx on ^gdrx"
+    "nogdrcopy-gdrx on ^gdr_copy"
+    "named-sm on sm,cuda_copy,gdrx"
 )
 bench() {
     local r c name gdrx tls dir out
