@@ -219,7 +219,16 @@ typedef enum gdrx_copy_variant {
     GDRX_COPY_AVX2      = 4,
     GDRX_COPY_AVX512    = 5,
     GDRX_COPY_MOVDIR64B = 6,
+    GDRX_COPY_NEON      = 7, /**< aarch64: Advanced SIMD, with DSB barriers */
 } gdrx_copy_variant_t;
+
+/** The highest variant this architecture has (a loop from GDRX_COPY_LIBC
+ * to it meets every variant that may be supported here). */
+#if defined(__aarch64__)
+#define GDRX_COPY_LAST_OF_ARCH GDRX_COPY_NEON
+#else
+#define GDRX_COPY_LAST_OF_ARCH GDRX_COPY_MOVDIR64B
+#endif
 
 void gdrx_open_params_init(struct gdrx_open_params *params);
 
