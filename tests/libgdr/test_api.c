@@ -358,9 +358,9 @@ static void test_get_attr(void)
     CU_ASSERT_EQUAL(tc.DeviceGetCount(&n), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(v, (uint64_t)n);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_COPY_TO_VARIANT, &v), 0);
-    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_MOVDIR64B);
+    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_LAST_OF_ARCH);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_COPY_FROM_VARIANT, &v), 0);
-    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_MOVDIR64B);
+    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_LAST_OF_ARCH);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_PIN_COUNT, &v), 0);
     CU_ASSERT_EQUAL(v, 1);
     gdrx_pin_t p2;
