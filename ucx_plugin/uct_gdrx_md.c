@@ -202,16 +202,18 @@ static ucs_status_t uct_gdrx_rkey_release(uct_component_t *component,
 }
 
 /* What a memory query found, into UCX's memory-type cache, only if it is
- * still that allocation.  Every memory event (gdrx's bridge and UCX's own
- * CUDA hooks alike) is raised inside ucm_event_enter, so while this holds
- * UCM's lock exclusively none is on its way: the allocation is checked
- * alive and its entry written in one step.  A free before the check fails
- * it and nothing is written; a free after raises its FREE after the
- * write, which removes the entry.  Nothing is ever removed here: a
- * removal after the fact (as before) took the entry of an allocation that
- * replaced the freed one at that address with it, and with
- * UCX_MEMTYPE_CACHE=n it ran on a cache that does not exist
- * (ucs_memtype_cache_remove does not check, unlike _update). */
+ * still that allocation (checked just before the write).  Nothing is ever
+ * removed here: a removal after the fact (as before) took the entry of an
+ * allocation that replaced the freed one at that address with it, and
+ * with UCX_MEMTYPE_CACHE=n it ran on a cache that does not exist
+ * (ucs_memtype_cache_remove does not check, unlike _update).
+ * No lock of UCM's is taken around check and write: the query and the
+ * cache's own allocations run libcuda and malloc, whose hooks take UCM's
+ * event lock for reading, and with it held for writing UCX aborted the
+ * process ("pthread_rwlock_rdlock() failed: Resource deadlock avoided",
+ * UCX 1.23).  A free between the check and the write leaves an entry
+ * whose extent outlived its allocation: UCP's registration of such an
+ * extent is served per access (spans, uct_gdrx_mem.c), never refused. */
 static void uct_gdrx_md_memtype_cache_write(const struct gdrx_mem_info *info)
 {
     struct gdrx_mem_info now;
@@ -221,7 +223,6 @@ static void uct_gdrx_md_memtype_cache_write(const struct gdrx_mem_info *info)
     }
     /* the allocation was queried; it may be freed and replaced now */
     GDRX_IPOINT("uct_gdrx.md.memtype_write");
-    ucm_event_enter_exclusive();
     if ((gdrx_mem_query(info->base, &now) == 0) &&
         (now.buffer_id == info->buffer_id)) {
         uct_gdrx_memtype_cache_update((void*)(uintptr_t)info->base,
@@ -229,7 +230,6 @@ static void uct_gdrx_md_memtype_cache_write(const struct gdrx_mem_info *info)
                                       UCT_GDRX_MEMTYPE_CACHE_SYS_DEV(
                                               info->device));
     }
-    ucm_event_leave();
 }
 
 static ucs_status_t uct_gdrx_md_mem_query(uct_md_h tl_md, const void *address,

@@ -167,7 +167,10 @@ static void uct_gdrx_share_check_gpu(uint64_t dptr)
 
 void uct_gdrx_share_check(uint64_t dptr)
 {
-    if (!__atomic_exchange_n(&uct_gdrx_share_checked, 1, __ATOMIC_RELAXED)) {
+    /* a load first: every later pin only reads the flag (no store to a
+     * shared line per pin) */
+    if (!__atomic_load_n(&uct_gdrx_share_checked, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&uct_gdrx_share_checked, 1, __ATOMIC_RELAXED)) {
         uct_gdrx_share_check_gpu(dptr);
     }
 }

@@ -135,7 +135,9 @@ static uct_gdrx_get_version_func_t uct_gdrx_ucp_get_version(void **handle_p)
 static uct_gdrx_version_match_t uct_gdrx_version_compare(void)
 {
     unsigned built_major, built_minor, built_release;
-    unsigned major, minor, release;
+    /* a libucp that writes nothing answers 0.0.0, never stack leftovers
+     * that could equal our release */
+    unsigned major = 0, minor = 0, release = 0;
     uct_gdrx_get_version_func_t get_version;
     void *handle;
 
@@ -155,6 +157,15 @@ static uct_gdrx_version_match_t uct_gdrx_version_compare(void)
     if (sscanf(UCT_GDRX_BUILT_FOR, "%u.%u.%u", &built_major, &built_minor,
                &built_release) != 3) {
         built_major = built_minor = built_release = 0;
+    }
+
+    /* No UCX release is 0.x: such an answer (or a build that recorded no
+     * release, read as 0.0.0) tells nothing, and must not match either. */
+    if ((major == 0) || (built_major == 0)) {
+        fprintf(stderr, "gdrx: libucp answers UCX %u.%u.%u, not a release "
+                "gdrx can tell; the gdrx transport (built for UCX %s) is not "
+                "registered\n", major, minor, release, UCT_GDRX_BUILT_FOR);
+        return UCT_GDRX_VERSION_UNKNOWN;
     }
 
     if ((major == built_major) && (minor == built_minor)) {

@@ -131,6 +131,9 @@ void *gdrx_mem_events_release_begin(const struct gdrx_cuda_hooks_release *what)
     if (hi < lo)
         hi = UINT64_MAX;
     t->order = events && gdrx_mem_events_subscribed() ? gdrx_release_order_begin(lo, hi) : -1;
+    /* The pins are held, the driver's call comes next: a copy started now
+     * must wait, whatever the driver answers (test_free_hold). */
+    GDRX_IPOINT("mem_events.held");
     return t;
 }
 

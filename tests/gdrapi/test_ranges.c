@@ -177,6 +177,38 @@ static void test_span_refused_falls_back(void)
     ga_free(next);
 }
 
+/* The same refused span from an address inside a GPU page: the fallback
+ * pin (the first allocation's part of the pages) starts at the page, before
+ * the address, so it is pinned but never mapped, as gdrcopy refuses to map
+ * any pin of an address inside a GPU page (the mapping would begin before
+ * what was asked for). */
+static void test_span_refused_inside_page_not_mapped(void)
+{
+    gdr_mh_t mh = { 0 };
+    gdr_info_t info;
+    void *map = NULL;
+
+    GDRX_REQUIRE(ga_cuda_setup() == 0);
+    CUdeviceptr a = ga_alloc(4 * MiB), next = ga_alloc(4 * MiB);
+    gdr_t g = ga_open();
+    GDRX_REQUIRE(a && next && g);
+    GDRX_REQUIRE(next == a + 4 * MiB); /* the sim places them so */
+    CUdeviceptr addr = next - GPU_PAGE_SIZE + 4 * KiB; /* 60 KiB in a, 4 KiB in next */
+    GDRX_REQUIRE(gdr_pin_buffer(g, addr, GPU_PAGE_SIZE, 0, 0, &mh) == 0);
+    /* the fallback's pin: a's last page, not a span into next */
+    CU_ASSERT_EQUAL(gdr_get_info(g, mh, &info), 0);
+    CU_ASSERT_EQUAL(info.va, next - GPU_PAGE_SIZE);
+    CU_ASSERT_EQUAL(info.mapped_size, GPU_PAGE_SIZE);
+    CU_ASSERT_EQUAL(gdr_map(g, mh, &map, GPU_PAGE_SIZE), EINVAL);
+    CU_ASSERT(gdr_get_info(g, mh, &info) == 0 && !info.mapped);
+    CU_ASSERT_EQUAL(gdr_map_v2(g, mh, &map, GPU_PAGE_SIZE, GDR_MAP_FLAG_REQ_WC_MAPPING), EINVAL);
+    CU_ASSERT_PTR_NULL(map);
+    CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0);
+    CU_ASSERT_EQUAL(gdr_close(g), 0);
+    ga_free(a);
+    ga_free(next);
+}
+
 /* A range that holds no allocation at all (past the last small buffer of
  * the sim's shared chunk) is refused. */
 static void test_no_allocation_in_range(void)
@@ -198,6 +230,7 @@ const struct gdrx_test_case gapi_ranges_cases[] = {
     GDRX_TEST_CASE(test_page_rounded_request),
     GDRX_TEST_CASE(test_page_rounded_small_buffer),
     GDRX_TEST_CASE(test_span_refused_falls_back),
+    GDRX_TEST_CASE(test_span_refused_inside_page_not_mapped),
     GDRX_TEST_CASE(test_no_allocation_in_range),
     GDRX_TEST_END,
 };

@@ -132,7 +132,7 @@ static void test_reset_releases_everyone(void)
 
 static void test_bad_arms_refused(void)
 {
-    char name[16];
+    char name[32];
     char longname[128];
     int armed = 0, rc = 0;
 

@@ -114,8 +114,10 @@ GDRX_THREAD_SUITES += tests/libgdr/test_threads
 # machine, revocation, fast-path checks, the free hook's index).
 GDRX_CORE_UNIT_SOURCES = libgdr/src/pin.c libgdr/src/sync_memops.c libgdr/src/pin_state.c libgdr/src/pin_index.c \
 	libgdr/src/fastpath.c libgdr/src/stale.c libgdr/src/handle_table.c \
-	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c \
-	libgdr/src/ipoint.c
+	libgdr/src/devctx.c libgdr/src/cuda_loader.c libgdr/src/lock_order.c libgdr/src/log.c
+if GDRX_TEST_POINTS
+GDRX_CORE_UNIT_SOURCES += libgdr/src/ipoint.c
+endif
 check_PROGRAMS += tests/libgdr/test_core_unit
 GDRX_SUITES    += tests/libgdr/test_core_unit
 tests_libgdr_test_core_unit_SOURCES  = tests/libgdr/test_core_unit.c tests/libgdr/core_fake.h \
@@ -147,6 +149,16 @@ EXTRA_tests_libgdr_test_fork_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 # case in a process of its own under alarm().  -rdynamic: its
 # __register_atfork (glibc < 2.36's rule) is the one libcuda calls.
 if GDRX_TEST_POINTS
+# A free parked inside its hook (before and after the driver's free) holds
+# a copy started through its pin until the pin is revoked.
+check_PROGRAMS += tests/libgdr/test_free_hold
+GDRX_SUITES    += tests/libgdr/test_free_hold
+GDRX_THREAD_SUITES += tests/libgdr/test_free_hold
+tests_libgdr_test_free_hold_SOURCES  = tests/libgdr/test_free_hold.c
+tests_libgdr_test_free_hold_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
+tests_libgdr_test_free_hold_CFLAGS   = $(AM_CFLAGS) -pthread
+tests_libgdr_test_free_hold_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) -lpthread
+
 check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm

@@ -124,6 +124,22 @@ void tc_free_unseen(CUdeviceptr p)
     CU_ASSERT_EQUAL(tsim.free_unhooked(p), CUDA_SUCCESS);
 }
 
+__typeof__(&cuMemFree) tc_table_free(void)
+{
+    __typeof__(&cuGetProcAddress_v2) gpa;
+    __typeof__(&cuMemFree) fn = NULL;
+    void *f = sym("cuGetProcAddress_v2"), *got = NULL;
+
+    memcpy(&gpa, &f, sizeof(gpa));
+    if (!f || gpa("cuMemFree", &got, 12000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != CUDA_SUCCESS ||
+        !got) {
+        CU_FAIL("cuGetProcAddress_v2(\"cuMemFree\", 12000) failed");
+        return NULL;
+    }
+    memcpy(&fn, &got, sizeof(fn));
+    return fn;
+}
+
 void tc_pattern(void *buf, size_t len, uint32_t seed)
 {
     unsigned char *b = buf;

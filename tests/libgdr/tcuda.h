@@ -84,9 +84,15 @@ void tc_free(CUdeviceptr p);
 /* A free through no entry point libgdrx hooks (the sim's
  * simcu_free_unhooked, like a graph's free node): libgdrx learns of it
  * only through gdrx_pin_query (and the nvrm backend's trace).  A pointer
- * fetched before gdrx_open would not do: the hooks patch the function
- * itself, so every pointer to it passes through them. */
+ * fetched before gdrx_open would not do: installing the hooks patches what
+ * cuGetProcAddress hands out too (tc_table_free). */
 void tc_free_unseen(CUdeviceptr p);
+/* What cuGetProcAddress_v2 hands out for "cuMemFree" at cudaVersion 12000,
+ * fetched now (call it before gdrx_open, as a CUDA runtime that built its
+ * driver table first): on the simulated GPU the driver's own free, not the
+ * export, so a hook on the export alone does not see a free through it.
+ * NULL (and CU_FAIL) if there is none. */
+__typeof__(&cuMemFree) tc_table_free(void);
 
 /* Fill / check through CUDA.  tc_fill writes pattern(seed, i) to
  * [p, p+len); tc_check returns 1 if the device holds that pattern. */

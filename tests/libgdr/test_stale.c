@@ -6,6 +6,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,8 +88,9 @@ static int is_stale(gdrx_t g, gdrx_pin_t pin)
     return info.stale;
 }
 
-/* Free (seen by the hooks), reallocate at the same address, new data. */
-static void free_realloc(size_t len)
+/* Free (seen by the hooks) through free_fn, reallocate at the same
+ * address, new data. */
+static void free_realloc(size_t len, void (*free_fn)(CUdeviceptr))
 {
     void *cpu_old, *cpu_new;
     gdrx_t g;
@@ -98,7 +100,7 @@ static void free_realloc(size_t len)
     if (open_pinned(len, &g, &a, &old, &cpu_old))
         return;
     unsigned char *buf = malloc(len);
-    tc_free(a);
+    free_fn(a);
 
     /* Revoked at the free itself, before anything asks. */
     CU_ASSERT_EQUAL(gdrx_copy_from_mapping(old, buf, cpu_old, len), -ESTALE);
@@ -139,12 +141,36 @@ static void free_realloc(size_t len)
 
 static void test_free_realloc_large(void)
 {
-    free_realloc(4 * MiB); /* its own backing object */
+    free_realloc(4 * MiB, tc_free); /* its own backing object */
 }
 
 static void test_free_realloc_small(void)
 {
-    free_realloc(1000); /* sub-allocated: the pages stay in use */
+    free_realloc(1000, tc_free); /* sub-allocated: the pages stay in use */
+}
+
+static __typeof__(&cuMemFree) table_free;
+
+static void free_through_table(CUdeviceptr p)
+{
+    CU_ASSERT_EQUAL(table_free(p), CUDA_SUCCESS);
+}
+
+/* A free through the pointer cuGetProcAddress gave before libgdrx was
+ * opened (a CUDA runtime's driver table): on the simulated GPU, as where
+ * the table points inside libcuda, that is not the export, and only the
+ * patch installation makes of what cuGetProcAddress answers sees it. */
+static void test_free_through_early_table_pointer(void)
+{
+    table_free = tc_table_free();
+    if (!table_free)
+        return;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib && dlsym(lib, "simcu_fail_next")) /* the sim: an internal function */
+        CU_ASSERT_PTR_NOT_EQUAL(table_free, tc.MemFree);
+    if (lib)
+        dlclose(lib);
+    free_realloc(4 * MiB, free_through_table);
 }
 
 /* A free the hooks do not see: the pin stays usable until something asks;
@@ -420,6 +446,7 @@ static void test_graph_launch_reported(void)
 static const struct gdrx_test_case stale_cases[] = {
     GDRX_TEST_CASE(test_free_realloc_large),
     GDRX_TEST_CASE(test_free_realloc_small),
+    GDRX_TEST_CASE(test_free_through_early_table_pointer),
     GDRX_TEST_CASE(test_unseen_free_large),
     GDRX_TEST_CASE(test_unseen_free_small),
     GDRX_TEST_CASE(test_free_without_realloc),

@@ -86,7 +86,8 @@ EXTRA_tests_nvrm_test_nvrm_unit_DEPENDENCIES = tests/nvrm/libnvrm_emu.la tests/s
 EXTRA_DIST += tests/gpu/build.sh tests/gpu/run.sh tests/gpu/gpu_pattern.h \
 	tests/gpu/gpu_kernels.cu tests/gpu/nvrm_sanity.h tests/gpu/nvrm_sanity.c \
 	tests/gpu/nvrm_sanity_life.c tests/gpu/nvrm_vmm_probe.c tests/gpu/gpu_vmm.h \
-	tests/gpu/gpu_vmm.c tests/gpu/nvrm_export_probe.c tests/gpu/ucx_runs.sh tests/gpu/ce_share.c \
+	tests/gpu/gpu_vmm.c tests/gpu/nvrm_export_probe.c tests/gpu/ucx_runs.sh tests/gpu/defaults.sh \
+	tests/gpu/ce_share.c \
 	tests/gpu/osu_table.awk
 
 # The nvrm suite against every driver branch the layout table knows

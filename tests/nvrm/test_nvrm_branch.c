@@ -1,15 +1,19 @@
 /*
  * test_nvrm_branch.c - driver branches checked only against their headers
  * (libgdr/src/nvrm/nvrm_layout.c): the open self-test that must pass
- * before the backend serves one, and its refusal when the driver lays a
- * field out as another branch would.
+ * before the backend serves one, its refusal when the driver lays a
+ * field out as another branch would, and the caller's CUDA context left as
+ * it was.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu_layout.h"
 #include "nvrm_test.h"
 
 /* A checked branch (535) whatever version the suite runs against. */
@@ -168,6 +172,107 @@ static void test_selftest_forced_on_validated(void)
     unsetenv("GDRX_NVRM_SELFTEST");
 }
 
+/* libcuda's function `name` (CU_FAIL and NULL if it has none). */
+static void *cuda_fn(const char *name)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *f = lib ? dlsym(lib, name) : NULL;
+
+    if (lib)
+        dlclose(lib); /* tc_load's reference keeps it loaded */
+    if (!f)
+        CU_FAIL("libcuda lacks a context function");
+    return f;
+}
+
+/* Open on a checked branch, so that the self-test runs in this call. */
+static int open_with_selftest(gdrx_t *g)
+{
+    char *log = NULL;
+
+    if (nvrm_emu_set_versions(CHECKED_VERSION, CHECKED_VERSION) != 0) {
+        CU_FAIL("the emulator cannot report a checked branch");
+        return -1;
+    }
+    int rc = open_logged(g, &log);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "open self-test passed"));
+    free(log);
+    return rc;
+}
+
+/* The self-test pushes device 0's primary context for its own CUDA calls;
+ * a thread that had none current must have none after gdrx_open (a
+ * context left current would make its next CUDA call run, or allocate,
+ * where it never asked). */
+static void test_selftest_keeps_no_context(void)
+{
+    gdrx_t g;
+    CUcontext cur = (CUcontext)1;
+
+    if (nvt_setup(0, 0))
+        return;
+    NVT_REQUIRE(tc.CtxSetCurrent(NULL) == CUDA_SUCCESS);
+    NVT_REQUIRE(open_with_selftest(&g) == 0);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_NULL(cur);
+    gdrx_close(g);
+}
+
+/* A context of its own (cuCtxCreate, on top of the primary) stays current
+ * through gdrx_open, and the thread's stack below it is unchanged: the
+ * self-test pops exactly what it pushed. */
+static void test_selftest_keeps_created_context(void)
+{
+    CUresult (*create)(CUcontext *, unsigned int, CUdevice) = NULL;
+    CUresult (*pop)(CUcontext *) = NULL;
+    CUresult (*destroy)(CUcontext) = NULL;
+    CUcontext primary = NULL, mine = NULL, cur = NULL, popped = NULL;
+    gdrx_t g;
+
+    if (nvt_setup(0, 0))
+        return;
+    *(void **)&create = cuda_fn("cuCtxCreate_v2");
+    *(void **)&pop = cuda_fn("cuCtxPopCurrent_v2");
+    *(void **)&destroy = cuda_fn("cuCtxDestroy_v2");
+    NVT_REQUIRE(create && pop && destroy);
+    NVT_REQUIRE(tc.CtxGetCurrent(&primary) == CUDA_SUCCESS && primary);
+    NVT_REQUIRE(create(&mine, 0, 0) == CUDA_SUCCESS && mine != primary);
+    NVT_REQUIRE(open_with_selftest(&g) == 0);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(cur, mine);
+    CU_ASSERT_EQUAL(pop(&popped), CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(popped, mine);
+    CU_ASSERT_EQUAL(tc.CtxGetCurrent(&cur), CUDA_SUCCESS);
+    CU_ASSERT_PTR_EQUAL(cur, primary);
+    gdrx_close(g);
+    CU_ASSERT_EQUAL(destroy(mine), CUDA_SUCCESS);
+}
+
+/* nvrm's table against the emulated driver's own UVM_MAP_EXTERNAL_ALLOCATION
+ * layout (emu_layout.h, from the drivers' header declaration) at the
+ * first and last tag each row was checked against: every field the trace
+ * reads is where the driver puts it. */
+static void test_uvm_map_rows_match_driver(void)
+{
+    for (size_t i = 0; i < nvrm_layout_count(); i++) {
+        const struct nvrm_layout *l = nvrm_layout_at(i);
+        const char *tags[] = { l->first_checked, l->last_checked };
+        for (int t = 0; t < 2; t++) {
+            const struct nvrm_uvm_map_shape *lib = l->uvm_map, *drv = emu_uvm_map_shape(tags[t]);
+            if (nvrm_layout_for(tags[t]) != l)
+                continue; /* a tag another row serves (550.40.07's) */
+            int same = lib->max_gpus == drv->max_gpus && lib->size == drv->size &&
+                       lib->count_off == drv->count_off && lib->fd_off == drv->fd_off &&
+                       lib->h_client_off == drv->h_client_off &&
+                       lib->h_memory_off == drv->h_memory_off && lib->status_off == drv->status_off;
+            if (!same)
+                fprintf(stderr, "    branch %u row, driver %s: UVM map layout differs\n",
+                        l->branch, tags[t]);
+            CU_ASSERT(same);
+        }
+    }
+}
+
 const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_selftest_passes),
     GDRX_TEST_CASE(test_foreign_layout_refused),
@@ -175,5 +280,8 @@ const struct gdrx_test_case nvrm_branch_cases[] = {
     GDRX_TEST_CASE(test_validated_runs_no_selftest),
     GDRX_TEST_CASE(test_later_580_proves_itself),
     GDRX_TEST_CASE(test_selftest_forced_on_validated),
+    GDRX_TEST_CASE(test_selftest_keeps_no_context),
+    GDRX_TEST_CASE(test_selftest_keeps_created_context),
+    GDRX_TEST_CASE(test_uvm_map_rows_match_driver),
     GDRX_TEST_END,
 };

@@ -159,6 +159,11 @@ void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_all
 /* An allocation owned by ctx (on its device). */
 CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
 CUresult sim_mem_free(CUdeviceptr dptr);
+/* cuGetProcAddress's internal entry points (not exported): the frees'
+ * implementations, entered without passing through the exports. */
+CUresult sim_tbl_cuMemFree_v2(CUdeviceptr dptr);
+CUresult sim_ptds_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
+CUresult sim_v11_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
 /* What a destroyed context takes with it. */
 void sim_mem_free_ctx(const struct CUctx_st *ctx);
 /* A graph allocation node's launch: the graph pool's pages bk (not the

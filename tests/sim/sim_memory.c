@@ -537,6 +537,15 @@ SIM_IMPL CUresult impl_mem_free_async(CUdeviceptr dptr, CUstream hStream)
 }
 SIM_ENTRY(cuMemFreeAsync, impl_mem_free_async);
 
+/* What cuGetProcAddress hands out for the frees (sim_procaddr.c): the
+ * driver's own functions, reached without passing through the export, as
+ * a libcuda whose table points inside it would.  A hook on the export
+ * alone does not see a free through one of these (tests/hooks'
+ * test_pointer_fetched_before, tests/libgdr's test_stale). */
+SIM_ENTRY(sim_tbl_cuMemFree_v2, impl_mem_free);
+SIM_ENTRY(sim_ptds_cuMemFreeAsync, impl_mem_free_async);
+SIM_ENTRY(sim_v11_cuMemFreeAsync, impl_mem_free_async);
+
 CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
     CUresult rc = sim_begin("cuMemGetAddressRange", SIM_NEED_CTX);

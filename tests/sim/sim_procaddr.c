@@ -9,8 +9,11 @@
  * cuMemAlloc of CUDA 2.x, ...) answer VERSION_NOT_SUFFICIENT.
  *
  * Like the real driver, a few names resolve to internal functions that are
- * not exported: cuMemFreeAsync with the per-thread-stream flag, and for a
- * cudaVersion below 12000 (hooks must patch what they are handed).
+ * not exported: cuMemFree (3020 and later), cuMemFreeAsync with the
+ * per-thread-stream flag or a cudaVersion below 12000.  They run the
+ * driver's implementation directly (sim_memory.c), never through the
+ * export: a pointer fetched before libgdrx patched the export reaches a
+ * free libgdrx sees only if it patched that pointer's target too.
  */
 #include "sim_internal.h"
 #include "sim_legacy.h"
@@ -19,18 +22,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-
-/* Internal variants: forward to the export (so a hook on either sees the
- * free), with plain prologues (sim_entry.h). */
-CUresult sim_ptds_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
-CUresult sim_v11_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
-
-SIM_IMPL CUresult impl_free_async_variant(CUdeviceptr dptr, CUstream s)
-{
-    return cuMemFreeAsync(dptr, s);
-}
-SIM_ENTRY(sim_ptds_cuMemFreeAsync, impl_free_async_variant);
-SIM_ENTRY(sim_v11_cuMemFreeAsync, impl_free_async_variant);
 
 struct proc_entry {
     const char *symbol;
@@ -79,7 +70,7 @@ static const struct proc_entry table[] = {
     P("cuCtxGetId", 12000, cuCtxGetId),
     P("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
     P("cuMemAlloc", 3020, cuMemAlloc_v2),
-    P("cuMemFree", 3020, cuMemFree_v2),
+    P("cuMemFree", 3020, sim_tbl_cuMemFree_v2),
     P("cuMemAllocAsync", 11020, cuMemAllocAsync),
     P("cuMemFreeAsync", 11020, cuMemFreeAsync),
     P("cuStreamCreate", 2000, cuStreamCreate),

@@ -1,7 +1,8 @@
 /*
  * test_tools.c - gdrx as users meet it: ucx_info with LD_PRELOAD lists the
  * transport and its UCX_GDRX_* settings, a ucx.conf value takes effect, and
- * a plugin built for another UCX release refuses to register.
+ * a plugin built for another UCX release, or in a process whose UCX
+ * release it cannot tell, refuses to register.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -154,6 +155,106 @@ static void test_version_without_libucp(void)
                                   "UCX 1.12.0 but this process runs UCX"));
 }
 
+/* Lines of out that say the transport is not registered. */
+static int ut_refusals(const char *out)
+{
+    const char *line, *end;
+    int n = 0;
+
+    for (line = out; *line != '\0'; line = (*end != '\0') ? end + 1 : end) {
+        const char *hit = strstr(line, "is not registered");
+
+        end = strchr(line, '\n');
+        if (end == NULL) {
+            end = line + strlen(line);
+        }
+        n += (hit != NULL) && (hit < end);
+    }
+    return n;
+}
+
+/* Run ut_uct_only with this UCX's libuct (and libucs, libucm) loaded from a
+ * directory of their own, whose libucp.so.0 is the stand-in answering
+ * `answer` (ut_fake_ucp.c), or which has none (answer NULL): the plugin
+ * built for this UCX asks the libucp next to libuct, as a UCT-only
+ * program makes it.  Its output in ut_out; the exit status. */
+static int ut_uct_only_beside(const char *answer)
+{
+    static const char *const libs[] = {"libuct.so.0", "libucs.so.0",
+                                       "libucm.so.0"};
+    char dir[] = "/tmp/gdrx-ucxlib.XXXXXX", from[1024], to[1100];
+    char prog[512], plugin[512], cmd[4096];
+    const char *path = getenv("LD_LIBRARY_PATH");
+    size_t i;
+    int rc;
+
+    if (mkdtemp(dir) == NULL) {
+        CU_FAIL("mkdtemp");
+        return -1;
+    }
+    for (i = 0; i < sizeof(libs) / sizeof(libs[0]); ++i) {
+        snprintf(from, sizeof(from), "%s/%s", GDRX_UCX_LIBDIR, libs[i]);
+        snprintf(to, sizeof(to), "%s/%s", dir, libs[i]);
+        CU_ASSERT_EQUAL(symlink(from, to), 0);
+    }
+    snprintf(to, sizeof(to), "%s/libucp.so.0", dir);
+    if (answer != NULL) {
+        ut_build_path(from, sizeof(from), "tests/ucx/.libs/libut_fake_ucp.so");
+        CU_ASSERT_EQUAL(symlink(from, to), 0);
+    }
+    ut_build_path(prog, sizeof(prog), "tests/ucx/ut_uct_only");
+    ut_build_path(plugin, sizeof(plugin), "ucx_plugin/.libs/libuct_gdrx.so.0");
+    snprintf(cmd, sizeof(cmd), "LD_LIBRARY_PATH='%s%s%s' UT_FAKE_UCP_VERSION='%s' "
+             "'%s' '%s' 2>&1", dir, path ? ":" : "", path ? path : "",
+             answer ? answer : "", prog, plugin);
+    rc = gdrx_test_capture(cmd, ut_out, sizeof(ut_out));
+    unlink(to);
+    for (i = 0; i < sizeof(libs) / sizeof(libs[0]); ++i) {
+        snprintf(to, sizeof(to), "%s/%s", dir, libs[i]);
+        unlink(to);
+    }
+    rmdir(dir);
+    return rc;
+}
+
+/* The stand-in libucp answering this UCX's release: the plugin registers
+ * (so the cases below reach the question, and refuse only for its
+ * answer). */
+static void test_version_told_beside_libuct(void)
+{
+    CU_ASSERT_EQUAL(ut_uct_only_beside(GDRX_UCX_BUILD_VERSION), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "libucp 0 gdrx 0 1 libucp 0\n"));
+    CU_ASSERT_EQUAL(ut_refusals(ut_out), 0);
+}
+
+/* No libucp in the process or beside libuct: ucp_get_version cannot be
+ * found, the release cannot be told, nothing is registered, and the
+ * plugin says so in one line. */
+static void test_version_unknown_no_libucp(void)
+{
+    CU_ASSERT_EQUAL(ut_uct_only_beside(NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "libucp 0 gdrx 0 0 libucp 0\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "gdrx: no libucp in this process or "
+                                  "next to libuct tells the UCX release"));
+    CU_ASSERT_EQUAL(ut_refusals(ut_out), 1);
+}
+
+/* A libucp whose ucp_get_version writes nothing (or answers 0.x, which no
+ * UCX release is): not registered, said once. */
+static void test_version_unknown_answer(void)
+{
+    static const char *const answers[] = {"silent", "0.0.0"};
+    size_t i;
+
+    for (i = 0; i < sizeof(answers) / sizeof(answers[0]); ++i) {
+        CU_ASSERT_EQUAL(ut_uct_only_beside(answers[i]), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "libucp 0 gdrx 0 0 libucp 0\n"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(ut_out, "gdrx: libucp answers UCX 0.0.0, "
+                                      "not a release gdrx can tell"));
+        CU_ASSERT_EQUAL(ut_refusals(ut_out), 1);
+    }
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_info_lists_gdrx),
     GDRX_TEST_CASE(test_plugin_path),
@@ -161,6 +262,9 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_ucx_conf),
     GDRX_TEST_CASE(test_wrong_version_refused),
     GDRX_TEST_CASE(test_version_without_libucp),
+    GDRX_TEST_CASE(test_version_told_beside_libuct),
+    GDRX_TEST_CASE(test_version_unknown_no_libucp),
+    GDRX_TEST_CASE(test_version_unknown_answer),
     GDRX_TEST_END
 };
 
