@@ -302,8 +302,8 @@ static void test_va_never_past_addr(void)
 
 /* ---- flags ---- */
 
-/* GDR_PIN_FLAG_FORCE_PCIE is passed on (gdrx's mappings are BAR1 where
- * the flag means anything on PCIe hosts); unknown pin flags are refused.
+/* GDR_PIN_FLAG_FORCE_PCIE is taken (on a PCIe host every mapping is the
+ * BAR; coherent hosts: test_coherent.c); unknown pin flags are refused.
  * A mapping kind the backend cannot give: EOPNOTSUPP, gdrdrv's answer,
  * with nothing left mapped. */
 static void test_pin_and_map_flags(void)
