@@ -49,7 +49,9 @@
  *  5. Cached (coherent) mappings, e.g. GPU memory over NVLink-C2C on
  *     Grace: ordinary Normal Write-Back memory in the Inner Shareable
  *     domain; the LIBC variant is memcpy followed by DMB ISH, the same
- *     ordering a lock release gives (copy_select.c).
+ *     ordering a lock release gives (copy_select.c).  A pin whose mapping
+ *     is GDRX_MAPPING_CACHING gets it both ways, every other pin the NEON
+ *     variant (gdrx_copy_for_mapping, copy_dispatch.c, says why).
  */
 #ifndef GDRX_COPY_ARM_ORDER_H
 #define GDRX_COPY_ARM_ORDER_H
