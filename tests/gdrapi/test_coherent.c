@@ -64,56 +64,61 @@ static void map_refused(gdr_t g, CUdeviceptr d, uint32_t flags, int map_flags)
     CU_ASSERT_EQUAL(gdr_unpin_buffer(g, mh), 0);
 }
 
-static void test_coherent_gpu_caching(void)
+/* body(g, d) on a fresh allocation and gdr_open of a GPU that is coherent
+ * (SIMCU_COHERENT=1) or not; GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE is 1 on
+ * either (the dmabuf backend). */
+static void on_gpu(int is_coherent, void (*body)(gdr_t g, CUdeviceptr d))
 {
     CUdeviceptr d;
     gdr_t g;
     int v = -1;
 
-    coherent(1);
+    coherent(is_coherent);
     GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
     CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v), 0);
     CU_ASSERT_EQUAL(v, 1);
-    pin_map_expect(g, d, 0, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_CACHING);
-    pin_map_expect(g, d, 0, GDR_MAP_FLAG_REQ_CACHE_MAPPING, 0, GDR_MAPPING_TYPE_CACHING);
-    map_refused(g, d, 0, GDR_MAP_FLAG_REQ_WC_MAPPING);
+    body(g, d);
     CU_ASSERT_EQUAL(gdr_close(g), 0);
     ga_free(d);
     coherent(0);
 }
 
-static void test_coherent_gpu_force_pcie(void)
+static void coherent_body(gdr_t g, CUdeviceptr d)
 {
-    CUdeviceptr d;
-    gdr_t g;
+    pin_map_expect(g, d, 0, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_CACHING);
+    pin_map_expect(g, d, 0, GDR_MAP_FLAG_REQ_CACHE_MAPPING, 0, GDR_MAPPING_TYPE_CACHING);
+    map_refused(g, d, 0, GDR_MAP_FLAG_REQ_WC_MAPPING);
+}
 
-    coherent(1);
-    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
+static void force_pcie_body(gdr_t g, CUdeviceptr d)
+{
     pin_map_expect(g, d, GDR_PIN_FLAG_FORCE_PCIE, GDR_MAP_FLAG_DEFAULT,
                    CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, GDR_MAPPING_TYPE_WC);
     pin_map_expect(g, d, GDR_PIN_FLAG_FORCE_PCIE, GDR_MAP_FLAG_REQ_WC_MAPPING,
                    CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, GDR_MAPPING_TYPE_WC);
     map_refused(g, d, GDR_PIN_FLAG_FORCE_PCIE, GDR_MAP_FLAG_REQ_CACHE_MAPPING);
-    CU_ASSERT_EQUAL(gdr_close(g), 0);
-    ga_free(d);
-    coherent(0);
+}
+
+static void pcie_body(gdr_t g, CUdeviceptr d)
+{
+    pin_map_expect(g, d, 0, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_WC);
+    pin_map_expect(g, d, GDR_PIN_FLAG_FORCE_PCIE, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_WC);
+    map_refused(g, d, 0, GDR_MAP_FLAG_REQ_CACHE_MAPPING);
+}
+
+static void test_coherent_gpu_caching(void)
+{
+    on_gpu(1, coherent_body);
+}
+
+static void test_coherent_gpu_force_pcie(void)
+{
+    on_gpu(1, force_pcie_body);
 }
 
 static void test_pcie_gpu_wc(void)
 {
-    CUdeviceptr d;
-    gdr_t g;
-    int v = -1;
-
-    coherent(0);
-    GDRX_REQUIRE(ga_start(2 * MiB, &d, &g) == 0);
-    CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v), 0);
-    CU_ASSERT_EQUAL(v, 1);
-    pin_map_expect(g, d, 0, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_WC);
-    pin_map_expect(g, d, GDR_PIN_FLAG_FORCE_PCIE, GDR_MAP_FLAG_DEFAULT, 0, GDR_MAPPING_TYPE_WC);
-    map_refused(g, d, 0, GDR_MAP_FLAG_REQ_CACHE_MAPPING);
-    CU_ASSERT_EQUAL(gdr_close(g), 0);
-    ga_free(d);
+    on_gpu(0, pcie_body);
 }
 
 const struct gdrx_test_case gapi_coherent_cases[] = {

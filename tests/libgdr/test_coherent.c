@@ -86,55 +86,63 @@ static void pin_map_check(gdrx_t g, CUdeviceptr p, uint32_t flags, const struct 
     CU_ASSERT_EQUAL(gdrx_pin_copy_variants(g, pin, &to, &from), -EINVAL);
 }
 
-/* A coherent GPU: cached mapping, memcpy both ways, the default export. */
-static void test_coherent_gpu_maps_cached(void)
+/* body(g, p) on a fresh allocation and context of a GPU that is coherent
+ * (SIMCU_COHERENT=1) or not. */
+static void on_gpu(int is_coherent, void (*body)(gdrx_t g, CUdeviceptr p))
 {
-    coherent(1);
+    coherent(is_coherent);
     GDRX_REQUIRE(tc_setup(0) == 0);
     CUdeviceptr p = tc_alloc(LEN);
     gdrx_t g = tc_open();
-    struct want w = { GDRX_MAPPING_CACHING, GDRX_COPY_LIBC, GDRX_COPY_LIBC, 0 };
-
-    pin_map_check(g, p, 0, &w);
+    body(g, p);
     CU_ASSERT_EQUAL(gdrx_close(g), 0);
     tc_free(p);
     coherent(0);
 }
 
-/* FORCE_PCIE on a coherent GPU: the export asks for the BAR, the mapping
- * is write-combined and the copies are the streaming ones. */
-static void test_force_pcie_maps_bar(void)
-{
-    coherent(1);
-    GDRX_REQUIRE(tc_setup(0) == 0);
-    CUdeviceptr p = tc_alloc(LEN);
-    gdrx_t g = tc_open();
-    struct want w = wc_want(g);
-    w.export_flags = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
+static const struct want cached = { GDRX_MAPPING_CACHING, GDRX_COPY_LIBC, GDRX_COPY_LIBC, 0 };
 
+/* A coherent GPU: cached mapping, memcpy both ways, the default export. */
+static void coherent_body(gdrx_t g, CUdeviceptr p)
+{
+    pin_map_check(g, p, 0, &cached);
+}
+
+/* FORCE_PCIE on a coherent GPU: the export asks for the BAR, the mapping
+ * is write-combined and the copies are the streaming ones; the next pin
+ * without the flag is cached again (the choice is per pin). */
+static void force_pcie_body(gdrx_t g, CUdeviceptr p)
+{
+    struct want w = wc_want(g);
+
+    w.export_flags = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
     pin_map_check(g, p, GDRX_PIN_FLAG_FORCE_PCIE, &w);
-    /* and without the flag again: cached (the choice is per pin) */
-    struct want c = { GDRX_MAPPING_CACHING, GDRX_COPY_LIBC, GDRX_COPY_LIBC, 0 };
-    pin_map_check(g, p, 0, &c);
-    CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    tc_free(p);
-    coherent(0);
+    pin_map_check(g, p, 0, &cached);
 }
 
 /* A PCIe GPU: write-combined with or without the flag, which is not
  * passed on (drivers before CUDA 12.8 refuse any export flag). */
-static void test_pcie_gpu_maps_wc(void)
+static void pcie_body(gdrx_t g, CUdeviceptr p)
 {
-    coherent(0);
-    GDRX_REQUIRE(tc_setup(0) == 0);
-    CUdeviceptr p = tc_alloc(LEN);
-    gdrx_t g = tc_open();
     struct want w = wc_want(g);
 
     pin_map_check(g, p, 0, &w);
     pin_map_check(g, p, GDRX_PIN_FLAG_FORCE_PCIE, &w);
-    CU_ASSERT_EQUAL(gdrx_close(g), 0);
-    tc_free(p);
+}
+
+static void test_coherent_gpu_maps_cached(void)
+{
+    on_gpu(1, coherent_body);
+}
+
+static void test_force_pcie_maps_bar(void)
+{
+    on_gpu(1, force_pcie_body);
+}
+
+static void test_pcie_gpu_maps_wc(void)
+{
+    on_gpu(0, pcie_body);
 }
 
 /* The dmabuf backend honours the flag everywhere; unknown flags stay
