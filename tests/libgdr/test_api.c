@@ -188,7 +188,7 @@ static void test_pin_bad_input(void)
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, 0, NULL), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 0, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, 0, 4096, 0, &pin), -EINVAL);
-    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_NO_MAP << 1, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_FORCE_PCIE << 1, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, 0x80000000u, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, SIZE_MAX, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, (size_t)1 << 62, 0, &pin), -EINVAL);
