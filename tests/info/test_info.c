@@ -117,6 +117,21 @@ static void test_sim_default(void)
     HAS("\n    library      info: cuda_load: CUDA driver 13.0 loaded\n");
 }
 
+/* Coherent or PCIe per GPU, and the mapping and copies the dmabuf probe
+ * got: cached and memcpy on a coherent GPU (SIMCU_COHERENT=1), WC and the
+ * streaming default through the BAR otherwise. */
+static void test_coherent_link(void)
+{
+    CU_ASSERT_EQUAL(info("SIMCU_COHERENT=1", "--no-ucx"), 0);
+    HAS("link         coherent (NVLink-C2C)");
+    HAS("mapping      caching (coherent), copies libc to the GPU, libc from it");
+    LACKS("through the PCIe BAR");
+    CU_ASSERT_EQUAL(info("", "--no-ucx"), 0);
+    HAS("link         PCIe: mapped write-combined through BAR1");
+    HAS("mapping      wc (through the PCIe BAR), copies ");
+    LACKS("copies libc");
+}
+
 /* SIMCU_DEVICES=0 is out of the sim's range: its cuInit fails with
  * CUDA_ERROR_NO_DEVICE, as on a node whose GPU CUDA cannot use. */
 static void test_no_backend(void)
@@ -571,6 +586,7 @@ static void test_ucx(void)
 static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_usage_errors),
     GDRX_TEST_CASE(test_sim_default),
+    GDRX_TEST_CASE(test_coherent_link),
     GDRX_TEST_CASE(test_no_backend),
     GDRX_TEST_CASE(test_dmabuf_mmap_refused),
     GDRX_TEST_CASE(test_json),
