@@ -73,7 +73,10 @@ file libgdr/.libs/libgdrx.so.0.0.0 | grep -q 'ARM aarch64' || die "libgdrx.so is
 say "build: $(( $(date +%s) - built )) s; the suites under qemu-aarch64"
 suites=$(date +%s)
 # Emulation is slow (and CI machines are shared): a case gets 5 minutes.
-GDRX_TEST_TIMEOUT=${GDRX_TEST_TIMEOUT:-300} make check-suites 2>&1 | tee suites.log | grep -E '^=== suite|^ +(suites|tests|asserts) +[0-9]|FAILED|^[0-9]+ passed'
+# (make's status says there were failures: the summary below says which,
+# after the time, so pipefail must not end the script here)
+GDRX_TEST_TIMEOUT=${GDRX_TEST_TIMEOUT:-300} make check-suites 2>&1 | tee suites.log |
+    grep -E '^=== suite|^ +(suites|tests|asserts) +[0-9]|FAILED|^[0-9]+ passed' || true
 end=$(date +%s)
 echo "aarch64: suites $(( end - suites )) s, total $(( end - start )) s (build dir $build)"
 tail -n 1 suites.log | grep -q ' 0 failed' || die "failures under emulation (logs: $build/tests/logs)"
