@@ -16,7 +16,7 @@ dist_doc_DATA += CONTRIBUTING.md
 # them as the repository's does.
 EXTRA_DIST += results tools/results-tables.sh tools/results-tables.awk \
 	tools/results-osu-csv.awk tools/results-copylat-csv.awk \
-	tools/doc-messages.sh tools/doc-messages.awk
+	tools/doc-messages.sh tools/doc-messages.awk tools/doc-history.sh
 
 # `make docs-tables`: rewrite the guides' generated tables from results/
 # (in the source tree: run it after adding a run, then commit both).
@@ -26,11 +26,12 @@ docs-tables:
 
 # `make check-docs` (part of make check): the guides' tables are what
 # results/ makes, and docs/troubleshooting.md lists every message the
-# sources can print (tools/doc-messages.sh says which calls count).
+# sources can print (tools/doc-messages.sh says which calls count), and
+# the guides hold no history (tools/doc-history.sh).
 check-docs:
 	@echo "=== suite check-docs"
 	@p=0; f=0; \
-	for t in "results-tables.sh check" "doc-messages.sh check"; do \
+	for t in "results-tables.sh check" "doc-messages.sh check" "doc-history.sh check"; do \
 	  if $(SHELL) $(srcdir)/tools/$$t $(srcdir); then p=$$((p + 1)); \
 	  else f=$$((f + 1)); echo "check-docs: FAILED: tools/$$t"; fi; \
 	done; \

@@ -12,6 +12,7 @@
 
 #include "uct_gdrx_iface.h"
 #include "uct_gdrx_mem.h"
+#include "uct_gdrx_share.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -173,6 +174,7 @@ uct_gdrx_ep_copy(uct_gdrx_iface_t *iface, uct_gdrx_dir_t dir, void *buffer,
         return UCS_OK; /* nothing to reach, whatever the key */
     }
 
+    uct_gdrx_share_check(key->dptr);
     status = uct_gdrx_ep_key_map(key, remote_addr, length, &mapped);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;

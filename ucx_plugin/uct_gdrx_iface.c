@@ -57,7 +57,7 @@ static ucs_config_field_t uct_gdrx_iface_config_table[] = {
 
     {"RANK_BW", "7300MBs",
      "Bandwidth the interface reports as a whole, shared by the processes of\n"
-     "a node (plus 250 MB/s of its own): the one figure UCP ranks transports\n"
+     "a node (plus 256 MB/s of its own): the one figure UCP ranks transports\n"
      "by (its memory-type endpoint: small copies at 4 KiB, large ones at\n"
      "256 KiB).  Between gdr_copy's 6911 MB/s (gdrx then takes the small\n"
      "copies, and UCP never needs three transports there) and about\n"
@@ -187,12 +187,15 @@ static ucs_status_t uct_gdrx_iface_query(uct_iface_h tl_iface,
      *    use the other) were 4.7 times slower at 4 MiB on an H200.  Below
      *    about 7700 MB/s it does.
      * UCP divides shared bandwidth by the processes of a node.  gdr_copy
-     * 1.22 reports 250 MB/s dedicated besides its shared 6911: with the
-     * same dedicated part gdrx beats it at 4 KiB however many processes
-     * share the node (no three transports, no abort, anywhere), and loses
-     * to cuda_copy at 256 KiB up to 8 processes (from about 10, UCP's
+     * from 1.19 on reports 250 MiB/s dedicated besides its shared 6911:
+     * with a larger dedicated part (256 MiB/s) as well as the larger
+     * shared one, gdrx beats it at 4 KiB however many processes share the
+     * node (no three transports, no abort, anywhere; with 250e6 bytes it
+     * lost from about 34 processes and UCP aborted from about 50), and
+     * loses to cuda_copy at 256 KiB up to 9 processes (from 10 on, UCP's
      * division makes cuda_copy look slower than it is, and large copies go
-     * through gdrx again: slower, never wrong). */
+     * through gdrx again: slower, never wrong).  tests/ucx/test_md_setup.c
+     * checks these rankings with UCP's formulas. */
     attr->latency             = ucs_linear_func_make(
                                     ucs_min(iface->lat[UCT_GDRX_DIR_PUT],
                                             iface->lat[UCT_GDRX_DIR_GET]), 0);

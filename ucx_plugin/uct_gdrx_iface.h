@@ -28,8 +28,9 @@
 #define UCT_GDRX_ASIDE_LATENCY   1e-3 /* seconds, also its overhead */
 #define UCT_GDRX_ASIDE_BANDWIDTH 1e6  /* bytes per second */
 /* The dedicated part of the bandwidth iface_query reports (uct_gdrx_iface.c
- * says why): gdr_copy 1.22's own */
-#define UCT_GDRX_RANK_BW_DEDICATED 250e6
+ * says why): above gdr_copy's own from UCX 1.19 on, 250 MiB/s (UCX's "MBs"
+ * are MiB; a decimal 250e6 here lost to it from about 34 processes a node) */
+#define UCT_GDRX_RANK_BW_DEDICATED (256.0 * 1048576.0)
 
 
 typedef uint64_t uct_gdrx_iface_addr_t;

@@ -10,7 +10,6 @@
 #endif
 
 #include "uct_gdrx_mem.h"
-#include "uct_gdrx_share.h"
 #include "uct_gdrx_cuda.h"
 
 #include <errno.h>
@@ -233,7 +232,6 @@ static int uct_gdrx_mem_pin(uct_gdrx_md_t *md, uint64_t start, size_t length,
     mem->kind    = UCT_GDRX_MEM_KIND_MAPPED;
     mem->pin     = pin;
     mem->cpu_ptr = cpu_ptr;
-    uct_gdrx_share_check(start);
     return 0;
 }
 

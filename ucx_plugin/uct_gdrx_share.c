@@ -11,8 +11,10 @@
  * no setting of gdrx's own changes that.  What helps is MPS, or keeping the
  * sizes in question off the copy engine (see the message).  Users are told
  * once, by the process a launcher names local rank 0 (or by each process
- * where no launcher says), at gdrx's first pin: by then the process has its
- * context on that GPU, and a peer that shares it usually has too.
+ * where no launcher says), at gdrx's first copy of GPU memory: by then the
+ * process has its context on that GPU, and a peer that shares it usually
+ * has too.  Not at the first pin: UCP 1.22 registers one byte of device
+ * memory of its own at start, in jobs that move no GPU data too.
  *
  * The number of processes comes from NVML (processes with a compute
  * context on this GPU), MPS from the driver (CU_DEVICE_ATTRIBUTE_MPS_ENABLED,
@@ -44,7 +46,7 @@
 #define UCT_GDRX_NVML_ERROR_INSUFFICIENT_SIZE      7
 
 
-static int uct_gdrx_share_checked;
+int uct_gdrx_share_checked;
 
 
 /* The launchers' local rank (Open MPI, MPICH/Hydra, MVAPICH2, Slurm, PALS),
@@ -165,12 +167,9 @@ static void uct_gdrx_share_check_gpu(uint64_t dptr)
             "that avoid it", bus_id, procs);
 }
 
-void uct_gdrx_share_check(uint64_t dptr)
+void uct_gdrx_share_check_first(uint64_t dptr)
 {
-    /* a load first: every later pin only reads the flag (no store to a
-     * shared line per pin) */
-    if (!__atomic_load_n(&uct_gdrx_share_checked, __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&uct_gdrx_share_checked, 1, __ATOMIC_RELAXED)) {
+    if (!__atomic_exchange_n(&uct_gdrx_share_checked, 1, __ATOMIC_RELAXED)) {
         uct_gdrx_share_check_gpu(dptr);
     }
 }

@@ -94,15 +94,18 @@ void gdrx_pin_index_remove(struct gdrx_pin *pin, uint64_t id, uint64_t lo)
     gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
 }
 
-size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max)
+/* The pins of the entries overlapping [lo, hi), only the launch-bound
+ * ones if launch: up to max into out; returns how many there are. */
+static size_t scan(uint64_t lo, uint64_t hi, int launch, struct gdrx_pin_ref *out, size_t max)
 {
     size_t found = 0;
 
     gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_READ);
-    /* Only an entry starting at most span_max before lo can reach lo. */
+    /* Only an entry starting at most span_max before lo can reach lo; once
+     * nlaunch launch-bound ones are found, there is no other. */
     size_t i = lower_bound(lo > span_max ? lo - span_max : 0);
-    for (; i < count && entries[i].lo < hi; i++) {
-        if (entries[i].hi <= lo)
+    for (; i < count && entries[i].lo < hi && (!launch || found < nlaunch); i++) {
+        if (entries[i].hi <= lo || (launch && !entries[i].launch))
             continue;
         if (found < max)
             out[found] = (struct gdrx_pin_ref){ .pin = entries[i].pin, .id = entries[i].id };
@@ -112,20 +115,15 @@ size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, s
     return found;
 }
 
+size_t gdrx_pin_index_find(uint64_t lo, uint64_t hi, struct gdrx_pin_ref *out, size_t max)
+{
+    return scan(lo, hi, 0, out, max);
+}
+
+/* Every range is inside [0, UINT64_MAX): the whole index. */
 size_t gdrx_pin_index_find_launch_bound(struct gdrx_pin_ref *out, size_t max)
 {
-    size_t found = 0;
-
-    gdrx_rwlock_lock(&index_lock, GDRX_LOCK_INDEX, GDRX_READ);
-    for (size_t i = 0; i < count && found < nlaunch; i++) {
-        if (!entries[i].launch)
-            continue;
-        if (found < max)
-            out[found] = (struct gdrx_pin_ref){ .pin = entries[i].pin, .id = entries[i].id };
-        found++;
-    }
-    gdrx_rwlock_unlock(&index_lock, GDRX_LOCK_INDEX);
-    return found;
+    return scan(0, UINT64_MAX, 1, out, max);
 }
 
 int gdrx_pin_index_launch_bound(void)

@@ -16,20 +16,32 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -fPIC -pthread -fvisibility=
   -I$SRC/libgdr/include -I$SRC/libgdr/src -I$SRC/libgdr/src/hooks -I$SRC/libgdr/src/nvrm
   -I$SRC/gdrdrv -I$CUDA/include -DGDRX_HAVE_NVRM=1 -DGDRX_HAVE_FREE_HOOKS=1"
 
-compile() { # file extra-flags...
+OBJ="$OUT/obj" XFLAGS=
+compile() { # file extra-flags...: into $OBJ, with $XFLAGS
     local f=$1; shift
-    local o="$OUT/obj/$(echo "${f#$SRC/}" | tr / _).o"
-    $CC $CFLAGS "$@" -c "$f" -o "$o" &
+    local o="$OBJ/$(echo "${f#$SRC/}" | tr / _).o"
+    $CC $CFLAGS $XFLAGS "$@" -c "$f" -o "$o" &
 }
-for f in "$SRC"/libgdr/src/*.c "$SRC"/libgdr/src/hooks/*.c "$SRC"/libgdr/src/nvrm/*.c; do
-    compile "$f"
-done
 . "$SRC/tests/gpu/copy_engine.sh"
-copy_engine compile
-wait
-$CC -shared -o "$OUT/libgdrx.so.0" -Wl,-soname,libgdrx.so.0 -Wl,-z,nodelete \
-    -Wl,--version-script="$SRC/libgdr/libgdrx.map" "$OUT"/obj/libgdr_*.o -ldl -pthread
-ln -sf libgdrx.so.0 "$OUT/libgdrx.so"
+build_libgdrx() { # DIR: libgdrx.so.0 there, its objects in $OBJ
+    local f
+    for f in "$SRC"/libgdr/src/*.c "$SRC"/libgdr/src/hooks/*.c "$SRC"/libgdr/src/nvrm/*.c; do
+        compile "$f"
+    done
+    copy_engine compile
+    wait
+    $CC -shared -o "$1/libgdrx.so.0" -Wl,-soname,libgdrx.so.0 -Wl,-z,nodelete \
+        -Wl,--version-script="$SRC/libgdr/libgdrx.map" "$OBJ"/libgdr_*.o -ldl -pthread
+    ln -sf libgdrx.so.0 "$1/libgdrx.so"
+}
+build_libgdrx "$OUT"
+# The same with the interleaving points (libgdr/src/ipoint.h: what
+# configure --enable-test-points builds) in $OUT/tp, for fork_conc's park-*
+# modes: first on LD_LIBRARY_PATH, it replaces the one programs link.
+OBJ="$OUT/obj/tp" XFLAGS=-DGDRX_TEST_POINTS
+mkdir -p "$OBJ" "$OUT/tp"
+build_libgdrx "$OUT/tp"
+OBJ="$OUT/obj" XFLAGS=
 
 G="$SRC/tests/gpu"
 nvcc -O2 -arch=sm_90 -I"$G" -c "$G/gpu_kernels.cu" -o "$OUT/obj/gpu_kernels.o"
@@ -81,9 +93,22 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -
     "$G/free_paths.c" "$G/gpu_vmm.c" -o "$OUT/free_paths" -L"$OUT" -lgdrx \
     -L"$CUDA/lib64/stubs" -lcuda -Wl,-rpath,"$OUT"
 # fork() while threads pin, map, copy and unpin (tests/gpu/fork_stress.c).
-$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$CUDA/include" \
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$G" -I"$CUDA/include" \
     "$G/fork_stress.c" -o "$OUT/fork_stress" -L"$OUT" -lgdrx -L"$CUDA/lib64" -lcudart -pthread \
     -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
+# Issue 43 on the GPU (tests/gpu/concurrency.sh runs them): graph memory
+# handed on under a live pin (graph_alias.c, gdrx and libgdrapi.so.2,
+# which it dlopens), fork() against allocating threads and CUDA-calling or
+# copying fork handlers (fork_conc.c; the harness's interleaving points,
+# its libgdrx hook renamed so one binary runs on $OUT and $OUT/tp).
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$SRC/libgdr/gdrapi" \
+    -I"$G" -I"$CUDA/include" "$G/graph_alias.c" -o "$OUT/graph_alias" -L"$OUT" -lgdrx \
+    -L"$CUDA/lib64/stubs" -lcuda -ldl -Wl,-rpath,"$OUT"
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Dgdrx_test_ipoint_hook_set=fc_ipoint_hook_set \
+    -c "$SRC/tests/harness/ipoint.c" -o "$OUT/obj/harness_ipoint.o"
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$SRC/libgdr/include" -I"$SRC/tests/harness" \
+    -I"$G" -I"$CUDA/include" "$G/fork_conc.c" "$OUT/obj/harness_ipoint.o" -o "$OUT/fork_conc" \
+    -L"$OUT" -lgdrx -L"$CUDA/lib64/stubs" -lcuda -ldl -pthread -Wl,-rpath,"$OUT"
 # One copy-engine copy while a second process takes turns on the GPU
 # (tests/gpu/ce_share.c): what cuda_copy pays without MPS.
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$CUDA/include" "$G/ce_share.c" \
@@ -120,5 +145,5 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -I"$GA" -I"$G" -I"$CUDA/include"
     -L"$CUDA/lib64" -lcudart -ldl -Wl,-rpath,"$OUT" -Wl,-rpath,"$CUDA/lib64"
 echo "built $OUT/libgdrx.so.0, $OUT/nvrm_sanity, $OUT/nvrm_vmm_probe, $OUT/nvrm_load_order," \
      "the benchmark tools, $OUT/gdrx-info, $OUT/gdrx-hookcost, $OUT/hooks_sanity_{static,shared}, $OUT/hooks_stress," \
-     "$OUT/free_paths, $OUT/fork_stress, $OUT/ce_share, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
+     "$OUT/free_paths, $OUT/fork_stress, $OUT/graph_alias, $OUT/fork_conc, $OUT/tp/libgdrx.so.0, $OUT/ce_share, $OUT/nvrm_export_probe, $OUT/libgdrapi.so.2 (and $OUT/gdrapi-prefix for" \
      "UCX's --with-gdrcopy), $OUT/gdrapi_sanity"

@@ -19,10 +19,12 @@
 #           without gdrx, unset with gdrx, the best named one, and the
 #           remedies for a GPU shared without MPS); bench.csv holds every
 #           figure (config, dir, size, round, usec), bench.md the medians
-#           and their ratios to "unset without gdrx".
+#           and their ratios to "unset without gdrx"; xgdrx: gdrx in
+#           the module directory but excluded (UCX_TLS=^gdrx), H H only.
 # nomps (default) or mps: MPS daemon off, or started first and stopped at
 # the end.  proto: UCP's protocols for 256 B - 1 KiB (PROTO_SIZES) per
-# configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names) for
+# configuration.  ROUNDS, ITERS (osu's -i), BENCH_ONLY (config names),
+# BENCH_DIRS (DD and/or HH), BENCH_SIZES (osu's -m, 1:4194304) for
 # bench; MATRIX_TLS (the UCX_TLS values) for matrix.  N_UCP, N_INT, N_THR: messages of matrix's ucp_job (400),
 # gdrx_mpi_integrity (3000) and gdrx_mpi_threads runs (2000 a thread).
 #
@@ -159,21 +161,31 @@ CONFIGS=(
     "named-best on sm,cuda_copy,gdrx UCX_RNDV_THRESH=32k"
     "noipc-gdrx on ^cuda_ipc"
     "noipc-nogdrx off ^cuda_ipc"
+    "xgdrx on ^gdrx"
 )
 bench() {
     local r c name gdrx tls dir out
     [ -f "$O/bench.csv" ] || echo "config,mps,dir,size,round,usec" >"$O/bench.csv"
+    local n=${#CONFIGS[@]} i
     for r in $(seq "${ROUNDS:-3}"); do
-        for c in "${CONFIGS[@]}"; do
+        # each round starts at another configuration: the first job after
+        # MPS starts (or the machine settles) ran 2x faster once (H200,
+        # H H), which no configuration should always get
+        for i in $(seq 0 $((n - 1))); do
+            c=${CONFIGS[$(((i + r - 1) % n))]}
             [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" ${c%% *} "* ]] || continue
             read -r name gdrx tls SET <<<"$c"
-            for dir in "D D" "H H"; do
-                # H H only matters for "no slower than without gdrx"
-                [ "$dir" = "H H" ] && [[ $name != unset-* ]] && continue
+            for d in ${BENCH_DIRS:-DD HH}; do
+                dir="${d:0:1} ${d:1:1}"
+                # H H only matters for "no slower than without gdrx";
+                # xgdrx (gdrx loaded, excluded by UCX_TLS) only for H H:
+                # does loading the module cost host messages anything
+                [ "$dir" = "H H" ] && [[ $name != unset-* && $name != xgdrx ]] && continue
+                [ "$dir" = "D D" ] && [ "$name" = xgdrx ] && continue
                 out="$O/osu-$MPS-$name-${dir// /}-$r.txt"
                 # shellcheck disable=SC2086 # dir: two words
-                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m 1:4194304 -i "${ITERS:-1000}" -x 100 \
-                    $dir >"$out" 2>&1 || { echo "FAILED: $out"; tail -5 "$out"; rc=1; }
+                mpi "$gdrx" "$tls" "$OSU_DIR/osu_latency" -d cuda -m "${BENCH_SIZES:-1:4194304}" \
+                    -i "${ITERS:-1000}" -x 100 $dir >"$out" 2>&1 || { echo "FAILED: $out"; tail -5 "$out"; rc=1; }
                 awk -v c="$name" -v m="$MPS" -v d="${dir// /}" -v r="$r" \
                     '/^[0-9]+ +[0-9.]+$/ { print c "," m "," d "," $1 "," r "," $2 }' \
                     "$out" >>"$O/bench.csv"

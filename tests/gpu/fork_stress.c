@@ -33,6 +33,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gdrx.h"
+#include "gpu_pattern.h"
 
 #define BUF     (64u * 1024u)
 #define MAXLEN  4096u
@@ -51,14 +52,6 @@ struct worker {
 
 static atomic_int stop;
 static volatile sig_atomic_t cur_fork, cur_threads;
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static void on_alarm(int sig)
 {
@@ -87,9 +80,9 @@ static void *work(void *arg)
         }
         rc = gdrx_map(w->g, pin, (void **)&cpu);
         if (rc == 0) {
-            size_t len = 1 + rnd(&w->rs) % MAXLEN, off = rnd(&w->rs) % (BUF - len + 1);
+            size_t len = 1 + gp_rnd(&w->rs) % MAXLEN, off = gp_rnd(&w->rs) % (BUF - len + 1);
             for (size_t i = 0; i < len; i++)
-                out[i] = (unsigned char)rnd(&w->rs);
+                out[i] = (unsigned char)gp_rnd(&w->rs);
             rc = gdrx_copy_to_mapping(pin, cpu + off, out, len);
             if (rc == 0) {
                 memcpy(w->shadow + off, out, len);
@@ -134,7 +127,7 @@ static int run(gdrx_t g, int nthreads, int forks)
             return 1;
         }
         for (size_t j = 0; j < BUF; j++)
-            w[i].shadow[j] = (unsigned char)rnd(&w[i].rs);
+            w[i].shadow[j] = (unsigned char)gp_rnd(&w[i].rs);
         if (cudaMemcpy(w[i].d, w[i].shadow, BUF, cudaMemcpyHostToDevice) != cudaSuccess)
             return 1;
     }

@@ -160,7 +160,8 @@ if GDRX_TEST_POINTS
 check_PROGRAMS += tests/libgdr/test_free_hold
 GDRX_SUITES    += tests/libgdr/test_free_hold
 GDRX_THREAD_SUITES += tests/libgdr/test_free_hold
-tests_libgdr_test_free_hold_SOURCES  = tests/libgdr/test_free_hold.c
+tests_libgdr_test_free_hold_SOURCES  = tests/libgdr/test_free_hold.c \
+	tests/libgdr/parked_call.h tests/libgdr/parked_call.c
 tests_libgdr_test_free_hold_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
 tests_libgdr_test_free_hold_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_free_hold_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) -lpthread
@@ -169,12 +170,14 @@ check_PROGRAMS += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_SUITES    += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_THREAD_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
 GDRX_FORK_SUITES += tests/libgdr/test_fork_race tests/libgdr/test_fork_race_nvrm
-tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c
+tests_libgdr_test_fork_race_SOURCES  = tests/libgdr/test_fork_race.c \
+	tests/libgdr/parked_call.h tests/libgdr/parked_call.c
 tests_libgdr_test_fork_race_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/harness
 tests_libgdr_test_fork_race_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_libgdr_test_fork_race_LDADD    = $(GDRX_IPOINT_LIBS) $(GDRX_LIBGDR_TEST_LIBS) $(DL_LIBS) -lpthread
 tests_libgdr_test_fork_race_LDFLAGS  = $(AM_LDFLAGS) -rdynamic
 tests_libgdr_test_fork_race_nvrm_SOURCES  = tests/libgdr/test_fork_race.c \
+	tests/libgdr/parked_call.h tests/libgdr/parked_call.c \
 	tests/nvrm/nvrm_reexec.h tests/nvrm/nvrm_reexec.c
 tests_libgdr_test_fork_race_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DFORK_RACE_NVRM \
 	-I$(top_srcdir)/tests/harness -I$(top_srcdir)/tests/nvrm -I$(top_srcdir)/tests/nvrm/emu

@@ -62,6 +62,7 @@ int tc_load(void)
     LOADSIM(live_streams, "simcu_live_streams");
     LOADSIM(hide_entry_point, "simcu_hide_entry_point");
     LOADSIM(last_export, "simcu_last_export");
+    LOADSIM(place_next_alloc, "simcu_place_next_alloc");
     return tsim.fail_next != NULL;
 }
 
@@ -104,6 +105,29 @@ CUdeviceptr tc_alloc(size_t bytes)
 
     if (tc.MemAlloc(&p, bytes) != CUDA_SUCCESS) {
         CU_FAIL("cuMemAlloc failed");
+        return 0;
+    }
+    return p;
+}
+
+CUdeviceptr tc_alloc_at(CUdeviceptr va, size_t bytes, int alone)
+{
+    CUdeviceptr p = 0;
+    CUresult rc;
+
+    if (!tsim.place_next_alloc) {
+        CU_FAIL("the simulated GPU cannot place an allocation (no simcu_place_next_alloc)");
+        return 0;
+    }
+    if (tsim.place_next_alloc(va, alone ? 1u /* SIMCU_PLACE_ALONE */ : 0) != 0) {
+        CU_FAIL("simcu_place_next_alloc refused the address");
+        return 0;
+    }
+    rc = tc.MemAlloc(&p, bytes);
+    if (rc != CUDA_SUCCESS || (va != 0 && p != va)) {
+        fprintf(stderr, "    tc_alloc_at(0x%llx, %zu): CUresult %d, got 0x%llx\n",
+                (unsigned long long)va, bytes, (int)rc, (unsigned long long)p);
+        CU_FAIL("the simulated GPU did not place the allocation where asked");
         return 0;
     }
     return p;

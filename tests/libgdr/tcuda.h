@@ -55,6 +55,7 @@ struct tsim {
     long (*live_streams)(void);
     int  (*hide_entry_point)(const char *symbol, int hide);
     int  (*last_export)(unsigned long long *flags);
+    int  (*place_next_alloc)(CUdeviceptr va, unsigned flags);
 };
 
 extern struct tcuda tc;
@@ -79,6 +80,13 @@ int tc_setup(int dev);
 
 /* Allocation on the current device; 0 on failure (and CU_FAIL). */
 CUdeviceptr tc_alloc(size_t bytes);
+/* An allocation the simulated GPU places (simcu_place_next_alloc): in an
+ * object of its own, at va (2 MiB-aligned), or anywhere if va is 0; alone
+ * (not 0): no later allocation is sub-allocated in that object either.
+ * For a case whose precondition is where CUDA put an allocation (freed VA
+ * handed out again, neighbours): the case fails (CU_FAIL, 0) when the
+ * placement cannot be made, and never depends on what else allocated. */
+CUdeviceptr tc_alloc_at(CUdeviceptr va, size_t bytes, int alone);
 /* cuMemFree_v2 looked up at the time of the call, as an application that
  * resolves it after gdrx_open would: libgdrx's free hooks see this one. */
 void tc_free(CUdeviceptr p);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ipoint.h"
+#include "parked_call.h"
 #include "tcuda.h"
 #ifdef FORK_RACE_NVRM
 #  include "nvrm_reexec.h"
@@ -69,45 +70,6 @@ static int fork_and_reap(void)
     return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
 }
 
-static CUresult free_hooked(CUdeviceptr p)
-{
-    __typeof__(&cuMemFree) fn;
-    void *f = dlsym(RTLD_DEFAULT, "cuMemFree_v2");
-
-    if (!f)
-        return CUDA_ERROR_NOT_FOUND;
-    memcpy(&fn, &f, sizeof(fn));
-    return fn(p);
-}
-
-/* A thread that runs one CUDA call in the creator's context. */
-struct cuda_thread {
-    pthread_t   t;
-    CUcontext   ctx;
-    CUdeviceptr p;
-    CUresult    rc;
-    int         free; /* 1: cuMemFree(p), 0: cuMemAlloc(&p, 4 MiB) */
-};
-
-static void *cuda_thread_main(void *arg)
-{
-    struct cuda_thread *c = arg;
-
-    c->rc = tc.CtxSetCurrent(c->ctx);
-    if (c->rc == CUDA_SUCCESS)
-        c->rc = c->free ? free_hooked(c->p) : tc.MemAlloc(&c->p, 4 * MiB);
-    return NULL;
-}
-
-static int cuda_thread_start(struct cuda_thread *c, int free, CUdeviceptr p)
-{
-    c->free = free;
-    c->p = p;
-    if (tc.CtxGetCurrent(&c->ctx) != CUDA_SUCCESS)
-        return -1;
-    return pthread_create(&c->t, NULL, cuda_thread_main, c) == 0 ? 0 : -1;
-}
-
 #define CHECK(cond) (bad |= (cond) ? 0 : 1 << bit, bit++)
 
 #ifdef FORK_RACE_NVRM /* the trace is nvrm's */
@@ -133,26 +95,24 @@ static void d7_prepare(void)
     d7.armed = 0;
     ipoint_release("nvrm_trace.observe");
     d7.alloc = tc.MemAlloc(&p, 4 * MiB);
-    d7.free = d7.alloc == CUDA_SUCCESS ? free_hooked(p) : d7.alloc;
+    d7.free = d7.alloc == CUDA_SUCCESS ? parked_call_free(p) : d7.alloc;
 }
 
 static int d7_body(void)
 {
-    struct cuda_thread a;
+    struct parked_call a = { .len = 4 * MiB };
     int bad = 0, bit = 0;
     gdrx_t g;
 
     if (tc_setup(0) || pthread_atfork(d7_prepare, NULL, NULL) || gdrx_open(NULL, &g))
         return 0x80; /* before libgdrx's, which the open registers */
     d7.alloc = d7.free = CUDA_ERROR_UNKNOWN;
-    CHECK(ipoint_arm("nvrm_trace.observe") == 0);
-    CHECK(cuda_thread_start(&a, 0, 0) == 0);
-    CHECK(ipoint_wait("nvrm_trace.observe", PARK_MS) == 0);
+    CHECK(parked_call_start(&a, "nvrm_trace.observe", PARK_MS) == 0);
     d7.armed = 1;
     CHECK(fork_and_reap() == 0);
     CHECK(pthread_join(a.t, NULL) == 0 && a.rc == CUDA_SUCCESS);
     CHECK(d7.alloc == CUDA_SUCCESS && d7.free == CUDA_SUCCESS);
-    CHECK(free_hooked(a.p) == CUDA_SUCCESS && gdrx_close(g) == 0);
+    CHECK(parked_call_free(a.p) == CUDA_SUCCESS && gdrx_close(g) == 0);
     return bad;
 }
 
@@ -188,7 +148,7 @@ static void d8_prepare(void)
 
 static int d8_body(void)
 {
-    struct cuda_thread f;
+    struct parked_call f = { 0 };
     unsigned char byte = 2;
     int bad = 0, bit = 0;
     gdrx_t g;
@@ -199,9 +159,8 @@ static int d8_body(void)
     if (!a || gdrx_pin(g, a, 64 * KiB, 0, &d8.pin) || gdrx_map(g, d8.pin, &d8.cpu))
         return 0x40;
     d8.copy = 1;
-    CHECK(ipoint_arm("mem_events.after_driver_free") == 0);
-    CHECK(cuda_thread_start(&f, 1, a) == 0);
-    CHECK(ipoint_wait("mem_events.after_driver_free", PARK_MS) == 0);
+    f.p = a;
+    CHECK(parked_call_start(&f, "mem_events.after_driver_free", PARK_MS) == 0);
     d8.armed = 1;
     CHECK(fork_and_reap() == 0);
     CHECK(d8.copy == -EDEADLK);

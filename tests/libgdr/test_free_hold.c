@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "ipoint.h"
+#include "parked_call.h"
 #include "tcuda.h"
 
 #define KiB 1024u
@@ -29,24 +30,6 @@
 #define PARK_MS 5000u
 /* How long a held copy is watched not returning. */
 #define WATCH_MS 200
-
-struct freer {
-    pthread_t   t;
-    CUcontext   ctx;
-    CUdeviceptr p;
-    CUresult    rc;
-};
-
-/* cuMemFree_v2 in a thread of its own, in the caller's context. */
-static void *free_thread(void *arg)
-{
-    struct freer *f = arg;
-
-    f->rc = tc.CtxSetCurrent(f->ctx);
-    if (f->rc == CUDA_SUCCESS)
-        f->rc = tc.MemFree(f->p);
-    return NULL;
-}
 
 struct copier {
     pthread_t      t;
@@ -80,7 +63,7 @@ static void sleep_ms(long ms)
  * wait, then return -ESTALE having copied nothing. */
 static void free_parked(const char *point, void (*during_park)(CUdeviceptr p))
 {
-    struct freer f = { 0 };
+    struct parked_call f = { 0 };
     struct copier c[2] = { { 0 } };
     unsigned char *sentinel = malloc(LEN);
     gdrx_pin_t pin;
@@ -95,11 +78,8 @@ static void free_parked(const char *point, void (*during_park)(CUdeviceptr p))
     CU_ASSERT_EQUAL_FATAL(gdrx_pin(g, f.p, LEN, 0, &pin), 0);
     CU_ASSERT_EQUAL_FATAL(gdrx_map(g, pin, &cpu), 0);
     tc_fill(f.p, LEN, 1);
-    CU_ASSERT_EQUAL_FATAL(tc.CtxGetCurrent(&f.ctx), CUDA_SUCCESS);
 
-    CU_ASSERT_EQUAL_FATAL(ipoint_arm(point), 0);
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&f.t, NULL, free_thread, &f), 0);
-    CU_ASSERT_EQUAL_FATAL(ipoint_wait(point, PARK_MS), 0);
+    CU_ASSERT_EQUAL_FATAL(parked_call_start(&f, point, PARK_MS), 0);
     for (int i = 0; i < 2; i++) {
         c[i] = (struct copier){ .pin = pin, .cpu = cpu, .to_device = i, .buf = malloc(LEN) };
         CU_ASSERT_FATAL(c[i].buf != NULL);

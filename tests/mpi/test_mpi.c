@@ -195,6 +195,27 @@ static void test_latency_churn(void)
     CU_ASSERT(total("put", "count") >= 2L * 40 * 14);
 }
 
+/* A job that delivered every byte can still have gone wrong on the way
+ * (an IPC mapping that did not close, a refused registration): no UCX
+ * error in the last output.  UCX's cuda_ipc says at start that NVML finds
+ * no NVIDIA driver, which machines without a GPU have. */
+static void assert_no_ucx_errors(void)
+{
+    const char *p = out, *eol;
+    char line[512];
+
+    while ((p = strstr(p, "UCX  ERROR")) != NULL) {
+        eol = strchrnul(p, '\n');
+        if (strncmp(p, "UCX  ERROR nvmlInit_v2() failed: Driver Not Loaded",
+                    strlen("UCX  ERROR nvmlInit_v2() failed: Driver Not Loaded")) != 0) {
+            snprintf(line, sizeof(line), "%.*s", (int)(eol - p), p);
+            fprintf(stderr, "    the job said: %s\n", line);
+            CU_FAIL("UCX said an error");
+        }
+        p = eol;
+    }
+}
+
 /* Issue 28's randomised check (tests/mpi/gdrx_mpi_integrity.c): messages
  * of every size around the protocol thresholds, D/H on each side, odd
  * offsets, guards, buffers freed and allocated again at the same and at
@@ -210,6 +231,7 @@ static void integrity(const char *extra, long messages, int seed, const char *fl
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     CU_ASSERT(total("get", "count") > 0); /* out of a sender's GPU */
     CU_ASSERT(total("put", "count") > 0); /* into a receiver's GPU */
+    assert_no_ucx_errors();
 }
 
 static void test_integrity(void)
@@ -233,6 +255,7 @@ static void integrity_tls(const char *tls, const char *extra, long messages,
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     CU_ASSERT(total("get", "count") > 0);
     CU_ASSERT(total("put", "count") > 0);
+    assert_no_ucx_errors();
 }
 
 static void test_integrity_tls_unset(void)
@@ -251,10 +274,19 @@ static void test_integrity_tls_all(void)
  * needed three transports (tests/ucx/test_ucp_defaults asserts the lanes). */
 static char cuda_libpath[8192];
 
-/* Everything but cuda_ipc: UCX 1.13's cuda_ipc between two ranks fails its
- * device-to-device copy on the simulated GPU (cuMemcpyDtoDAsync: invalid
- * argument) with or without gdrx, a gap of the simulation's IPC; the UCP
- * suite (tests/ucx/test_ucp_defaults) runs UCX_TLS unset, cuda_ipc in. */
+/* UCX_TLS unset, as sites leave it: cuda_ipc, cuda_copy, gdr_copy and
+ * gdrx all loaded.  cuda_ipc maps the peer's allocations; one that the
+ * driver placed inside a larger object (small allocations share one) must
+ * be imported at its offset, or UCX's copies of it and its close fail
+ * (the simulated GPU's IPC did so until it kept the offset). */
+static void test_cuda_ucx_integrity_unset(void)
+{
+    ranks_libpath = cuda_libpath;
+    integrity_tls(NULL, "", 600, 35);
+}
+
+/* Everything but cuda_ipc: device messages staged by cuda_copy, gdr_copy
+ * and gdrx instead. */
 static void test_cuda_ucx_integrity_all_but_ipc(void)
 {
     ranks_libpath = cuda_libpath;
@@ -335,6 +367,7 @@ static void threads(const char *tls, int nthreads, long per_thread, int seed)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     CU_ASSERT(total("get", "count") > 0); /* out of a sender's GPU */
     CU_ASSERT(total("put", "count") > 0); /* into a receiver's GPU */
+    assert_no_ucx_errors();
 }
 
 static void test_threads(void)
@@ -372,7 +405,7 @@ static void test_threads_not_multiple(void)
 }
 
 /* Threads next to the CUDA UCX: cuda_copy's own hooks and memory-type
- * cache next to gdrx's events; cuda_ipc left out as above.  With a late
+ * cache next to gdrx's events; with and without cuda_ipc.  With a late
  * FREE from gdrx (thread A's cuMemFree returned, thread B's cuMemAlloc got
  * the same address and libucm_cuda raised its ALLOC, then gdrx's FREE of
  * A's range dropped B's entry from UCX's memory-type cache), a rank died
@@ -385,6 +418,12 @@ static void test_cuda_ucx_threads_all_but_ipc(void)
 {
     ranks_libpath = cuda_libpath;
     threads("^cuda_ipc", 8, 300, 45);
+}
+
+static void test_cuda_ucx_threads_unset(void)
+{
+    ranks_libpath = cuda_libpath;
+    threads(NULL, 8, 300, 49);
 }
 
 static void test_cuda_ucx_threads_cuda_copy(void)
@@ -486,6 +525,7 @@ static const struct gdrx_test_case cases[] = {
 
 static const struct gdrx_test_case cuda_ucx_cases[] = {
     GDRX_TEST_CASE(test_cuda_ucx_integrity_all_but_ipc),
+    GDRX_TEST_CASE(test_cuda_ucx_integrity_unset),
     GDRX_TEST_CASE(test_cuda_ucx_integrity_not_gdr_copy),
     GDRX_TEST_CASE(test_cuda_ucx_integrity_tcp),
     GDRX_TEST_END
@@ -494,6 +534,7 @@ static const struct gdrx_test_case cuda_ucx_cases[] = {
 /* issue 43 §1 (see test_cuda_ucx_threads_all_but_ipc) */
 static const struct gdrx_test_case cuda_ucx_threads_cases[] = {
     GDRX_TEST_CASE(test_cuda_ucx_threads_all_but_ipc),
+    GDRX_TEST_CASE(test_cuda_ucx_threads_unset),
     GDRX_TEST_CASE(test_cuda_ucx_threads_cuda_copy),
     GDRX_TEST_END
 };

@@ -65,6 +65,8 @@ tests_nvrm_test_nvrm_unit_SOURCES = \
 	tests/nvrm/nvrm_reexec.h \
 	tests/nvrm/nvrm_reexec.c \
 	tests/nvrm/test_nvrm_unit.c \
+	tests/nvrm/test_nvrm_unit_trace.c \
+	tests/nvrm/test_nvrm_unit_view.c \
 	$(GDRX_NVRM_SOURCES) \
 	libgdr/src/log.c \
 	libgdr/src/cuda_loader.c \

@@ -22,13 +22,17 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_ipc.c \
 	tests/sim/sim_memory.c \
 	tests/sim/sim_dmabuf.c \
+	tests/sim/sim_mem_api.c \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_stream.c \
 	tests/sim/sim_event.c \
 	tests/sim/sim_pointer.c \
 	tests/sim/sim_errors.c \
 	tests/sim/sim_graph.c \
-	tests/sim/sim_procaddr.c
+	tests/sim/sim_procaddr.c \
+	tests/sim/sim_host.c \
+	tests/sim/sim_mempool.c \
+	tests/sim/sim_callback.c
 # mocknv backing: the mock NVIDIA P2P provider's control ioctls.
 tests_sim_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/kmod/mock \
 	-I$(top_srcdir)/libgdr/src/nvrm
@@ -65,7 +69,9 @@ tests_sim_test_sim_SOURCES = \
 	tests/sim/test_sim_stream.c \
 	tests/sim/test_sim_context.c \
 	tests/sim/test_sim_vmm.c \
-	tests/sim/test_sim_cudart.c
+	tests/sim/test_sim_cudart.c \
+	tests/sim/test_sim_host.c \
+	tests/sim/test_sim_pointer.c
 tests_sim_test_sim_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_sim_test_sim_CFLAGS = $(AM_CFLAGS) -pthread
 tests_sim_test_sim_LDADD = $(top_builddir)/tests/sim/libcuda.la $(GDRX_TEST_LIBS) $(DL_LIBS)

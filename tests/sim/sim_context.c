@@ -118,6 +118,7 @@ SIM_IMPL CUresult impl_ctx_destroy(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT; /* another thread destroyed it first */
     sim_ctx_pop_if_current(ctx);
     sim_streams_ctx_gone(ctx);
+    sim_host_ctx_gone(ctx);
     sim_mem_free_ctx(ctx);
     return CUDA_SUCCESS;
 }

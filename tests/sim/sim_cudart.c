@@ -20,10 +20,11 @@
  *   implicit context (what gdrx's free hooks and UCX's memory hooks see of
  *   a runtime allocation: tests/mpi/gdrx_mpi_threads mixes both APIs);
  *   cudaFree(NULL) succeeds and does nothing;
- * - cudaHostRegister refuses device memory (cudaErrorInvalidValue) and a
- *   range that overlaps a registered one
- *   (cudaErrorHostMemoryAlreadyRegistered); cudaHostUnregister of an
- *   address no registration starts at is cudaErrorHostMemoryNotRegistered.
+ * - cudaHostRegister/Unregister are the driver's cuMemHostRegister/
+ *   Unregister (the implicit context's registration): device memory is
+ *   refused (cudaErrorInvalidValue), a range overlapping a registered one
+ *   is cudaErrorHostMemoryAlreadyRegistered; unregistering an address no
+ *   registration starts at is cudaErrorHostMemoryNotRegistered.
  * No header of the runtime is needed: its types and codes are restated
  * here (values from NVIDIA's documentation).
  */
@@ -66,13 +67,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned flags);
 cudaError_t cudaHostUnregister(void *ptr);
 
-struct host_reg {
-    struct host_reg *next;
-    uintptr_t        start, end;
-};
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct host_reg *host_regs; /* cudaHostRegister'ed ranges */
 static _Thread_local cudaError_t last_error;
 
 static cudaError_t ret(cudaError_t e)
@@ -93,6 +88,10 @@ static cudaError_t from_cu(CUresult rc)
     case CUDA_ERROR_INVALID_DEVICE:   return ret(cudaErrorInvalidDevice);
     case CUDA_ERROR_INVALID_HANDLE:   return ret(cudaErrorInvalidResourceHandle);
     case CUDA_ERROR_NOT_INITIALIZED:  return ret(cudaErrorInitializationError);
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+        return ret(cudaErrorHostMemoryAlreadyRegistered);
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
+        return ret(cudaErrorHostMemoryNotRegistered);
     default:                          return ret(cudaErrorUnknown);
     }
 }
@@ -250,53 +249,18 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     return from_cu(cuEventSynchronize(event));
 }
 
+/* The driver's registration (tests/sim/sim_host.c): the runtime's is
+ * cuMemHostRegister in the implicit context. */
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned flags)
 {
-    uintptr_t start = (uintptr_t)ptr, end = start + size;
-    CUmemorytype type;
-    struct host_reg *r;
-
-    (void)flags;
-    if (ptr == NULL || size == 0 || end < start)
+    if (ptr == NULL || size == 0)
         return ret(cudaErrorInvalidValue);
     if (need_context() != cudaSuccess)
         return last_error;
-    /* device memory is not host memory to register */
-    if (cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                              (CUdeviceptr)start) == CUDA_SUCCESS &&
-        type == CU_MEMORYTYPE_DEVICE)
-        return ret(cudaErrorInvalidValue);
-    pthread_mutex_lock(&lock);
-    for (r = host_regs; r; r = r->next) {
-        if (start < r->end && r->start < end) {
-            pthread_mutex_unlock(&lock);
-            return ret(cudaErrorHostMemoryAlreadyRegistered);
-        }
-    }
-    r = malloc(sizeof(*r));
-    if (r != NULL) {
-        r->start  = start;
-        r->end    = end;
-        r->next   = host_regs;
-        host_regs = r;
-    }
-    pthread_mutex_unlock(&lock);
-    return r ? cudaSuccess : ret(cudaErrorMemoryAllocation);
+    return from_cu(cuMemHostRegister(ptr, size, flags));
 }
 
 cudaError_t cudaHostUnregister(void *ptr)
 {
-    pthread_mutex_lock(&lock);
-    for (struct host_reg **p = &host_regs; *p; p = &(*p)->next) {
-        struct host_reg *r = *p;
-
-        if (r->start == (uintptr_t)ptr) {
-            *p = r->next;
-            pthread_mutex_unlock(&lock);
-            free(r);
-            return cudaSuccess;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return ret(cudaErrorHostMemoryNotRegistered);
+    return from_cu(cuMemHostUnregister(ptr));
 }

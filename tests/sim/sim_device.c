@@ -29,6 +29,9 @@ CUresult sim_begin(const char *function_name, int flags)
     CUresult rc = sim_injected_failure(function_name);
     if (rc != CUDA_SUCCESS)
         return rc;
+    /* From a stream callback (sim_callback.c), as the driver documents. */
+    if (!(flags & SIM_NO_INIT) && sim_in_callback())
+        return CUDA_ERROR_NOT_PERMITTED;
     if (!(flags & SIM_NO_INIT) && !sim_is_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
     /* What works before cuInit (versions, error strings, entry points)
@@ -379,6 +382,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
      * allocated in it. */
     if (old == 1) {
         sim_streams_ctx_gone(&sim.dev[dev].primary);
+        sim_host_ctx_gone(&sim.dev[dev].primary);
         sim_mem_free_ctx(&sim.dev[dev].primary);
     }
     return CUDA_SUCCESS;
@@ -390,6 +394,7 @@ SIM_IMPL CUresult impl_primary_ctx_reset(CUdevice dev)
     CUresult rc = begin_device("cuDevicePrimaryCtxReset", dev);
     if (rc == CUDA_SUCCESS) {
         sim_streams_ctx_gone(&sim.dev[dev].primary);
+        sim_host_ctx_gone(&sim.dev[dev].primary);
         sim_mem_free_ctx(&sim.dev[dev].primary);
         sim_ctx_new_id(&sim.dev[dev].primary);
     }
@@ -470,10 +475,14 @@ CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
     return CUDA_SUCCESS;
 }
 
-/* Work completes before the call that queued it returns. */
+/* Work completes before the call that queued it returns; stream
+ * callbacks run on their own thread (sim_callback.c). */
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
-    return sim_begin("cuCtxSynchronize", SIM_NEED_CTX);
+    CUresult rc = sim_begin("cuCtxSynchronize", SIM_NEED_CTX);
+    if (rc == CUDA_SUCCESS)
+        sim_callbacks_wait(NULL);
+    return rc;
 }
 
 /* The real library also exports the pre-_v2 names of these (of the reset:

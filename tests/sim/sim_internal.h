@@ -158,11 +158,14 @@ int sim_coherent(void);
 struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state);
 struct sim_object *sim_find_object_locked(uint64_t p);
 void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out);
-/* An allocation owned by ctx (on its device). */
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx);
+/* An allocation owned by ctx (on its device); stream_pool: the device's
+ * memory pool's (cuMemAllocAsync), an object of its own, never
+ * sub-allocated with cuMemAlloc's. */
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
 CUresult sim_mem_free(CUdeviceptr dptr);
-/* cuGetProcAddress's internal entry points (not exported): the frees'
- * implementations, entered without passing through the exports. */
+/* sim_mem_api.c: cuGetProcAddress's internal entry points (not
+ * exported): the frees' implementations, entered without passing through
+ * the exports. */
 CUresult sim_tbl_cuMemFree_v2(CUdeviceptr dptr);
 CUresult sim_ptds_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
 CUresult sim_v11_cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
@@ -196,6 +199,30 @@ void sim_vmm_unmapped(struct sim_vmm_handle *h);
  * mapping that the caller makes next. */
 CUresult sim_vmm_adopt(int fd, off_t offset, size_t size, int device,
                        struct sim_vmm_handle **out, struct sim_backing_object *bk);
+
+/* sim_vmm.c: the handle types h was created exportable as (fixed at
+ * creation; a mapping holds h, so callers may read it under sim.lock). */
+CUmemAllocationHandleType sim_vmm_handle_types(const struct sim_vmm_handle *h);
+
+/* sim_mempool.c: device's default memory pool (cuMemAllocAsync's). */
+CUmemoryPool sim_mempool_default(int device);
+
+/* sim_host.c (without sim.lock held): the registration holding p, if
+ * any (1, *out filled; else 0); and what a context takes with it. */
+struct sim_host_info {
+    uint64_t         start;
+    size_t           size;
+    struct CUctx_st *ctx;
+    int              device;
+};
+int sim_host_find(uint64_t p, struct sim_host_info *out);
+void sim_host_ctx_gone(const struct CUctx_st *ctx);
+
+/* sim_callback.c: stream callbacks (cuStreamAddCallback, cuLaunchHostFunc)
+ * run on the driver's own thread.  Wait until those queued on s (NULL:
+ * all) have run; whether the calling thread is that thread. */
+void sim_callbacks_wait(CUstream s);
+int sim_in_callback(void);
 
 /* sim_stream.c (without sim.lock held) */
 /* Whether work may be queued on s in the current context: CUDA_SUCCESS

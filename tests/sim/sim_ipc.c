@@ -51,11 +51,14 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
         return rc;
     memset(w, 0, sizeof(w));
     sim_lock();
+    /* Any pointer inside the allocation names all of it: the handle is the
+     * one its base gets (as on a real GPU: openucx/ucx#11724). */
     struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (!a || a->obj->va + a->offset != dptr || a->obj->vmm) {
+    if (!a || a->obj->vmm) {
         sim_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
+    dptr = a->obj->va + a->offset;
     /* The driver's handle names the allocation itself: one made again at
      * the same address (same file, offsets and sizes) gets another handle,
      * which is how importers' caches (UCX's cuda_ipc) see the change.  The

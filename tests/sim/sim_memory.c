@@ -1,6 +1,7 @@
 /*
  * sim_memory.c - simulated device memory: objects, the device VA
- * allocator, sub-allocation, free and lookup.
+ * allocator, sub-allocation, free and lookup (the CUDA functions that
+ * use them are sim_mem_api.c's).
  *
  * SPDX-License-Identifier: MIT
  *
@@ -10,13 +11,10 @@
  * object (obj->bk.cpu) is accessible, and only the copy code uses it.
  */
 #include "sim_internal.h"
-#include "sim_entry.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int sim_in_device_va(uint64_t p)
 {
@@ -101,22 +99,89 @@ static uint64_t va_take_locked(struct sim_device *d, size_t size)
     return va;
 }
 
-/* With reuse off the range is simply never handed out again. */
-static void va_release_locked(struct sim_device *d, uint64_t va, size_t size)
+/* Room for one more hole: 0, or -1 (the VA that would have gone there is
+ * lost, nothing else). */
+static int holes_reserve_locked(struct sim_device *d)
 {
-    if (!sim.va_reuse)
-        return;
     if (d->nholes == d->holes_cap) {
         size_t cap = d->holes_cap ? d->holes_cap * 2 : 64;
         struct sim_va_hole *h = realloc(d->holes, cap * sizeof(*h));
         if (!h)
-            return; /* the VA is lost, nothing else */
+            return -1;
         d->holes = h;
         d->holes_cap = cap;
     }
+    return 0;
+}
+
+/* With reuse off the range is simply never handed out again. */
+static void va_release_locked(struct sim_device *d, uint64_t va, size_t size)
+{
+    if (!sim.va_reuse || holes_reserve_locked(d) != 0)
+        return;
     d->holes[d->nholes].va = va;
     d->holes[d->nholes].size = size;
     d->nholes++;
+}
+
+/* [want, want + size) if all of it is free VA of d (never used, or inside
+ * one freed range), else 0: a test's placement (simcu_place_next_alloc). */
+static uint64_t va_take_at_locked(struct sim_device *d, uint64_t want, size_t size)
+{
+    if (want < d->va_base || want >= d->va_end || size > d->va_end - want)
+        return 0;
+    if (want >= d->va_next) {
+        /* what it skips is freed VA like any other */
+        if (want > d->va_next)
+            va_release_locked(d, d->va_next, want - d->va_next);
+        d->va_next = want + size;
+        return want;
+    }
+    if (!sim.va_reuse)
+        return 0;
+    for (size_t i = 0; i < d->nholes; i++) {
+        struct sim_va_hole *h = &d->holes[i];
+        if (want < h->va || want - h->va > h->size || size > h->size - (want - h->va))
+            continue;
+        uint64_t end = h->va + h->size;
+        size_t left = want - h->va, right = end - (want + size);
+        if (left && right) {
+            if (holes_reserve_locked(d) != 0)
+                return 0;
+            h = &d->holes[i];
+            memmove(h + 2, h + 1, (d->nholes - i - 1) * sizeof(*h));
+            d->nholes++;
+            h[1].va = want + size;
+            h[1].size = right;
+            h->size = left;
+        } else if (left) {
+            h->size = left;
+        } else if (right) {
+            h->va = want + size;
+            h->size = right;
+        } else {
+            memmove(h, h + 1, (d->nholes - i - 1) * sizeof(*h));
+            d->nholes--;
+        }
+        return want;
+    }
+    return 0;
+}
+
+/* ---- a test's placement of the calling thread's next allocation ---- */
+
+static __thread int place_set;         /* simcu_place_next_alloc was called */
+static __thread uint64_t place_va;     /* 0: an object of its own, anywhere */
+static __thread unsigned place_flags;  /* SIMCU_PLACE_* */
+
+int simcu_place_next_alloc(CUdeviceptr va, unsigned flags)
+{
+    if (va % SIM_OBJECT_ALIGN != 0 || (flags & ~(unsigned)SIMCU_PLACE_ALONE))
+        return -EINVAL;
+    place_va = va;
+    place_flags = flags;
+    place_set = 1;
+    return 0;
 }
 
 /* ---- allocations inside objects ---- */
@@ -178,14 +243,16 @@ static int pool_place_locked(const struct CUctx_st *ctx, struct sim_alloc *a)
     return 0;
 }
 
-/* A new object, with a as its first allocation, not yet visible. */
-static void add_object_locked(struct sim_object *o, struct sim_alloc *a)
+/* A new object o, not yet visible, with its first allocation a at offset
+ * (an IPC import shows the exported allocation where it sits in the
+ * exporter's object). */
+static void add_object_locked(struct sim_object *o, struct sim_alloc *a, size_t offset)
 {
     o->state = SIM_CREATING;
     o->next = sim.objects;
     sim.objects = o;
     sim.live_objects++;
-    link_alloc_locked(o, a, 0);
+    link_alloc_locked(o, a, offset);
 }
 
 /* Report a new allocation (and its object when new), then make it live. */
@@ -210,7 +277,6 @@ static void publish(struct sim_alloc *a, int new_object)
     sim_unlock();
 }
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool);
 static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx,
                                         int stream_pool);
 
@@ -222,14 +288,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
  * on the H100.  Recursive: a context destroy frees from inside a call. */
 static pthread_mutex_t driver_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx)
-{
-    return mem_alloc(dptr, size, ctx, 0);
-}
-
-/* stream_pool: the device's memory pool's (cuMemAllocAsync): an object of
- * its own, never sub-allocated with cuMemAlloc's. */
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
+CUresult sim_mem_alloc(CUdeviceptr *dptr, size_t size, struct CUctx_st *ctx, int stream_pool)
 {
     pthread_mutex_lock(&driver_lock);
     CUresult rc = mem_alloc_driver_locked(dptr, size, ctx, stream_pool);
@@ -247,11 +306,16 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
 
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    /* a test's placement: an object of its own, at place_va if not 0 */
+    int placed = place_set;
+    uint64_t want = place_va;
+    int alone = placed && (place_flags & SIMCU_PLACE_ALONE);
+    place_set = 0;
     sim_lock();
     a->size = size;
     a->span = sim_round_up(size, sim.suballoc_align);
     int pooled = !stream_pool && use_pool(size);
-    if (pooled && pool_place_locked(ctx, a)) {
+    if (pooled && !placed && pool_place_locked(ctx, a)) {
         sim_unlock();
         *dptr = a->obj->va + a->offset;
         publish(a, 0);
@@ -259,7 +323,7 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
     }
 
     size_t osize = pooled ? SIM_OBJECT_ALIGN : sim_round_up(size, SIM_OBJECT_ALIGN);
-    uint64_t va = va_take_locked(d, osize);
+    uint64_t va = placed && want ? va_take_at_locked(d, want, osize) : va_take_locked(d, osize);
     uint64_t id = ++sim.next_object_id;
     const struct sim_backing_ops *backing = sim.backing;
     sim_unlock();
@@ -276,13 +340,13 @@ static CUresult mem_alloc_driver_locked(CUdeviceptr *dptr, size_t size, struct C
     o->id = id;
     o->device = device;
     o->ctx = ctx;
-    o->shared = pooled;
+    o->shared = pooled && !alone;
     o->stream_pool = stream_pool;
     o->va = va;
     o->size = osize;
 
     sim_lock();
-    add_object_locked(o, a);
+    add_object_locked(o, a, 0);
     sim_unlock();
     *dptr = va;
     publish(a, 1);
@@ -346,12 +410,11 @@ CUresult sim_mem_map_vmm(uint64_t va, size_t size, size_t offset, struct sim_vmm
     o->va = va;
     o->size = size;
     o->ipc = part != NULL;
-    a->offset = part ? part[1] : 0;
     a->size = part ? part[0] : size;
     a->span = part ? sim_round_up(part[0], sim.suballoc_align ? sim.suballoc_align : 1) : size;
     sim_lock();
     o->id = ++sim.next_object_id;
-    add_object_locked(o, a);
+    add_object_locked(o, a, part ? part[1] : 0);
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;
@@ -378,7 +441,7 @@ CUresult sim_mem_map_graph(uint64_t va, size_t size, int device, struct CUctx_st
     a->span = size;
     sim_lock();
     o->id = ++sim.next_object_id;
-    add_object_locked(o, a);
+    add_object_locked(o, a, 0);
     sim_unlock();
     publish(a, 1);
     return CUDA_SUCCESS;
@@ -477,107 +540,4 @@ void sim_mem_free_ctx(const struct CUctx_st *ctx)
         if (!base || sim_mem_free(base) != CUDA_SUCCESS)
             return;
     }
-}
-
-/* ---- CUDA entry points ---- */
-
-static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s,
-                                int stream_pool)
-{
-    CUresult rc = sim_begin(name, SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!dptr || size == 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    int legacy;
-    rc = sim_stream_check(s, &legacy);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (size > SIM_VA_PER_DEVICE)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    return mem_alloc(dptr, size, sim_current_ctx(), stream_pool);
-}
-
-static CUresult mem_free_entry(const char *name, CUdeviceptr dptr, CUstream s)
-{
-    CUresult rc = sim_begin(name, SIM_NEED_CTX);
-    int legacy;
-    if (rc == CUDA_SUCCESS)
-        rc = sim_stream_check(s, &legacy);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    return sim_mem_free(dptr);
-}
-
-/* The entry points hooks patch: see sim_entry.h. */
-SIM_IMPL CUresult impl_mem_alloc(CUdeviceptr *dptr, size_t bytesize)
-{
-    return mem_alloc_entry("cuMemAlloc", dptr, bytesize, NULL, 0);
-}
-SIM_ENTRY(cuMemAlloc_v2, impl_mem_alloc);
-
-SIM_IMPL CUresult impl_mem_alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    return mem_alloc_entry("cuMemAllocAsync", dptr, bytesize, hStream, 1);
-}
-SIM_ENTRY(cuMemAllocAsync, impl_mem_alloc_async);
-
-SIM_IMPL CUresult impl_mem_free(CUdeviceptr dptr)
-{
-    return mem_free_entry("cuMemFree", dptr, NULL);
-}
-SIM_ENTRY(cuMemFree_v2, impl_mem_free);
-
-SIM_IMPL CUresult impl_mem_free_async(CUdeviceptr dptr, CUstream hStream)
-{
-    return mem_free_entry("cuMemFreeAsync", dptr, hStream);
-}
-SIM_ENTRY(cuMemFreeAsync, impl_mem_free_async);
-
-/* What cuGetProcAddress hands out for the frees (sim_procaddr.c): the
- * driver's own functions, reached without passing through the export, as
- * a libcuda whose table points inside it would.  A hook on the export
- * alone does not see a free through one of these (tests/hooks'
- * test_pointer_fetched_before, tests/libgdr's test_stale). */
-SIM_ENTRY(sim_tbl_cuMemFree_v2, impl_mem_free);
-SIM_ENTRY(sim_ptds_cuMemFreeAsync, impl_mem_free_async);
-SIM_ENTRY(sim_v11_cuMemFreeAsync, impl_mem_free_async);
-
-CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
-{
-    CUresult rc = sim_begin("cuMemGetAddressRange", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    sim_lock();
-    struct sim_alloc *a = sim_find_alloc_locked(dptr, 0);
-    if (a) {
-        if (pbase)
-            *pbase = a->obj->va + a->offset;
-        if (psize)
-            *psize = a->size;
-    }
-    sim_unlock();
-    /* The real driver answers NOT_FOUND for an address it does not know. */
-    return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-/* ---- control API ---- */
-
-int simcu_lookup(CUdeviceptr p, struct simcu_alloc_info *out)
-{
-    if (!out)
-        return -EINVAL;
-    sim_lock();
-    struct sim_alloc *a = sim_find_alloc_locked(p, 1);
-    if (!a) {
-        sim_unlock();
-        return -ENOENT;
-    }
-    sim_describe_locked(a, p, out);
-    int fd = fcntl(out->memfd, F_DUPFD_CLOEXEC, 0);
-    sim_unlock();
-    if (fd < 0)
-        return -errno;
-    out->memfd = fd;
-    return 0;
 }

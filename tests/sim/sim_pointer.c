@@ -6,6 +6,9 @@
  * Booleans (SYNC_MEMOPS, IS_MANAGED, MAPPED, ...) and MEMORY_TYPE /
  * DEVICE_ORDINAL are written as 4-byte ints, pointers, sizes and ids as
  * 8 bytes, as callers of the real driver declare them.
+ * ALLOWED_HANDLE_TYPES is written as 8 (UCX declares it uint64_t), as is
+ * MEMPOOL_HANDLE (a pointer).  Registered host memory (sim_host.c)
+ * answers MEMORY_TYPE HOST and what the driver documents of it.
  */
 #include "sim_internal.h"
 
@@ -32,6 +35,8 @@ static size_t attr_size(CUpointer_attribute attr)
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: /* UCX reads a uint64_t */
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         return 8;
     default:
         return 0;
@@ -46,7 +51,8 @@ static CUresult attr_value_locked(const struct sim_alloc *a, CUpointer_attribute
 
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *v = (uintptr_t)o->ctx;
+        /* pool and graph memory is the device's: no context (H100) */
+        *v = o->stream_pool || o->graph ? 0 : (uintptr_t)o->ctx;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *v = CU_MEMORYTYPE_DEVICE;
@@ -92,9 +98,60 @@ static CUresult attr_value_locked(const struct sim_alloc *a, CUpointer_attribute
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
         *v = o->id;
         return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        /* what cuMemCreate asked for; none for cuMemAlloc's, a pool's
+         * (the default pool exports none) or a graph's memory (H100) */
+        *v = o->vmm && !o->ipc ? (uint64_t)sim_vmm_handle_types(o->vmm) : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        /* cuMemAllocAsync's memory: the device's default pool (H100) */
+        *v = o->stream_pool ? (uintptr_t)sim_mempool_default(o->device) : 0;
+        return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
+}
+
+/* The value of attr for registered host memory (sim_host.c): what the
+ * driver documents of it; attributes it has not fail. */
+static CUresult host_attr_value(const struct sim_host_info *h, CUpointer_attribute attr,
+                                uint64_t ptr, uint64_t *v)
+{
+    switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *v = (uintptr_t)h->ctx;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *v = CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: /* CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM */
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        *v = ptr;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *v = 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: /* the device current at registration */
+        *v = (uint64_t)h->device;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *v = h->start;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *v = h->size;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Registered host memory, for an address no allocation holds. */
+static CUresult host_value(CUpointer_attribute attr, uint64_t ptr, uint64_t *v)
+{
+    struct sim_host_info h;
+    if (sim_in_device_va(ptr) || !sim_host_find(ptr, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    return host_attr_value(&h, attr, ptr, v);
 }
 
 static void store(void *data, size_t size, uint64_t v)
@@ -118,9 +175,11 @@ CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute
     uint64_t v = 0;
     sim_lock();
     const struct sim_alloc *a = sim_find_alloc_locked(ptr, 0);
-    /* Unregistered host memory and unknown addresses alike. */
     rc = a ? attr_value_locked(a, attribute, ptr, &v) : CUDA_ERROR_INVALID_VALUE;
     sim_unlock();
+    /* Unregistered host memory and unknown addresses alike fail. */
+    if (!a)
+        rc = host_value(attribute, ptr, &v);
     if (rc == CUDA_SUCCESS)
         store(data, size, v);
     return rc;
@@ -143,13 +202,19 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
             return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
     const struct sim_alloc *a = sim_find_alloc_locked(ptr, 0);
-    for (unsigned i = 0; i < numAttributes; i++) {
+    for (unsigned i = 0; a && i < numAttributes; i++) {
         uint64_t v = 0;
-        if (!a || attr_value_locked(a, attributes[i], ptr, &v) != CUDA_SUCCESS)
+        if (attr_value_locked(a, attributes[i], ptr, &v) != CUDA_SUCCESS)
             v = 0;
         store(data[i], attr_size(attributes[i]), v);
     }
     sim_unlock();
+    for (unsigned i = 0; !a && i < numAttributes; i++) {
+        uint64_t v = 0;
+        if (host_value(attributes[i], ptr, &v) != CUDA_SUCCESS)
+            v = 0;
+        store(data[i], attr_size(attributes[i]), v);
+    }
     return CUDA_SUCCESS;
 }
 

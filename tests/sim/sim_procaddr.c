@@ -11,7 +11,7 @@
  * Like the real driver, a few names resolve to internal functions that are
  * not exported: cuMemFree (3020 and later), cuMemFreeAsync with the
  * per-thread-stream flag or a cudaVersion below 12000.  They run the
- * driver's implementation directly (sim_memory.c), never through the
+ * driver's implementation directly (sim_mem_api.c), never through the
  * export: a pointer fetched before libgdrx patched the export reaches a
  * free libgdrx sees only if it patched that pointer's target too.
  */
@@ -104,6 +104,13 @@ static const struct proc_entry table[] = {
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuMemGetAccess", 10020, cuMemGetAccess),
     P("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
+    P("cuMemHostRegister", 4000, cuMemHostRegister_v2),
+    P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+    P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
+    P("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle),
+    P("cuStreamAddCallback", 5000, cuStreamAddCallback),
+    P("cuLaunchHostFunc", 10000, cuLaunchHostFunc),
+    P("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
     P("cuGetProcAddress", 11030, cuGetProcAddress),
     P("cuGetErrorString", 6000, cuGetErrorString),

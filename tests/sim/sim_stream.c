@@ -38,8 +38,10 @@ CUresult sim_stream_check(CUstream s, int *legacy)
 {
     /* The per-thread default stream, too, waits for the legacy one. */
     *legacy = 1;
-    if (is_default_stream(s))
+    if (is_default_stream(s)) {
+        sim_callbacks_wait(s);
         return CUDA_SUCCESS;
+    }
     CUresult rc = CUDA_SUCCESS;
     sim_lock();
     const struct CUstream_st *st = find_stream_locked(s);
@@ -50,6 +52,9 @@ CUresult sim_stream_check(CUstream s, int *legacy)
     else
         *legacy = !(st->flags & CU_STREAM_NON_BLOCKING);
     sim_unlock();
+    /* The work being queued runs now: after the stream's callbacks. */
+    if (rc == CUDA_SUCCESS)
+        sim_callbacks_wait(s);
     return rc;
 }
 

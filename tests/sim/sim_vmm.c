@@ -1,9 +1,10 @@
 /*
  * sim_vmm.c - CUDA's virtual memory management on the simulated GPU:
  * cuMemCreate, cuMemAddressReserve/Free, cuMemMap/Unmap, cuMemSetAccess/
- * GetAccess, cuMemRelease, cuMemGetAllocationGranularity and
- * cuMemExportToShareableHandle (POSIX file descriptor), as CUDA 12/13
- * document them.
+ * GetAccess, cuMemRelease, cuMemGetAllocationGranularity,
+ * cuMemExportToShareableHandle (POSIX file descriptor),
+ * cuMemRetainAllocationHandle and cuMemGetAllocationPropertiesFromHandle,
+ * as CUDA 12/13 document them.
  *
  * SPDX-License-Identifier: MIT
  *
@@ -23,6 +24,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,7 +35,10 @@ struct sim_vmm_handle {
     struct sim_backing_object bk;
     size_t                    size;
     int                       device;
-    int                       released; /* cuMemRelease was called */
+    int                       released; /* cuMemRelease was called once more
+                                           than cuMemRetainAllocationHandle */
+    int                       retains;  /* cuMemRetainAllocationHandle's, not
+                                           yet released */
     int                       mappings;
     CUmemAllocationHandleType types;    /* exportable as */
     int                       adopted;  /* pages of another process (sim_vmm_adopt):
@@ -196,9 +201,65 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
         pthread_mutex_unlock(&vmm_lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    h->released = 1;
+    if (h->retains > 0)
+        h->retains--;
+    else
+        h->released = 1;
     put_unlock(h);
     return CUDA_SUCCESS;
+}
+
+CUmemAllocationHandleType sim_vmm_handle_types(const struct sim_vmm_handle *h)
+{
+    return h->types;
+}
+
+/* The handle of the VMM mapping holding addr, one more reference to it
+ * (cuMemRelease drops it).  Memory not mapped with cuMemMap (cuMemAlloc's,
+ * a pool's, a graph's, an IPC import) or no memory at all:
+ * CUDA_ERROR_INVALID_VALUE, as the driver answers (UCX's VMM detection
+ * relies on that refusal). */
+CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    CUresult rc = sim_begin_out("cuMemRetainAllocationHandle", 0, handle);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&vmm_lock);
+    sim_lock();
+    const struct sim_object *o = sim_find_object_locked((uintptr_t)addr);
+    struct sim_vmm_handle *h = o && o->vmm && !o->ipc &&
+                               sim_find_alloc_locked((uintptr_t)addr, 0) ? o->vmm : NULL;
+    sim_unlock();
+    if (h) {
+        if (h->released)
+            h->released = 0;
+        else
+            h->retains++;
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+    }
+    pthread_mutex_unlock(&vmm_lock);
+    return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* What cuMemCreate was given, as the sim keeps it: pinned device memory
+ * of h's device, exportable as it asked. */
+CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                        CUmemGenericAllocationHandle handle)
+{
+    CUresult rc = sim_begin_out("cuMemGetAllocationPropertiesFromHandle", 0, prop);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&vmm_lock);
+    const struct sim_vmm_handle *h = handle_locked(handle, 0);
+    if (h) {
+        memset(prop, 0, sizeof(*prop));
+        prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop->location.id = h->device;
+        prop->requestedHandleTypes = h->types;
+    }
+    pthread_mutex_unlock(&vmm_lock);
+    return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* addr is a hint (honoured when that range is free device VA of the

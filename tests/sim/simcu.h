@@ -141,6 +141,19 @@ int simcu_set_suballoc_alignment(size_t bytes);
  *  default); on = 0: never reused. */
 int simcu_set_va_reuse(int on);
 
+/** A test's placement of the calling thread's next allocation (cuMemAlloc,
+ *  cuMemAllocAsync, cudaMalloc): it gets an object of its own (a small one
+ *  is not sub-allocated in an existing object), at va, or where the VA
+ *  allocator puts it if va is 0.  If [va, va + the object's size) is not
+ *  all free VA of the allocating device, that allocation fails with
+ *  CUDA_ERROR_OUT_OF_MEMORY.  flags: SIMCU_PLACE_ALONE, no later
+ *  allocation is sub-allocated in that object either.  CUDA makes no such
+ *  promise; it does hand freed VA out again, which is what a test places
+ *  an allocation in.  0, or -EINVAL if va is not 2 MiB-aligned or a flag
+ *  is unknown. */
+#define SIMCU_PLACE_ALONE 1u
+int simcu_place_next_alloc(CUdeviceptr va, unsigned flags);
+
 /** Describe the live allocation containing p.  0, or -ENOENT if p is in no
  *  allocation, -EINVAL if out is NULL, -EMFILE etc. if the dup fails.
  *  Also finds an allocation whose creation or free is being reported to

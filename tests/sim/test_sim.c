@@ -126,6 +126,8 @@ int main(int argc, char **argv)
         { "sim/vmm", NULL, NULL, sim_vmm_cases },
         { "sim/stream", NULL, NULL, sim_stream_cases },
         { "sim/cudart", NULL, NULL, sim_cudart_cases },
+        { "sim/host", NULL, NULL, sim_host_cases },
+        { "sim/pointer", NULL, NULL, sim_pointer_cases },
         GDRX_SUITE_END,
     };
     return gdrx_test_main(argc, argv, suites);

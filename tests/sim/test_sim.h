@@ -39,5 +39,7 @@ extern const struct gdrx_test_case sim_stream_cases[];
 extern const struct gdrx_test_case sim_context_cases[];
 extern const struct gdrx_test_case sim_vmm_cases[];
 extern const struct gdrx_test_case sim_cudart_cases[];
+extern const struct gdrx_test_case sim_host_cases[];
+extern const struct gdrx_test_case sim_pointer_cases[];
 
 #endif /* TEST_SIM_H */

@@ -405,6 +405,62 @@ static void test_context_destruction_frees(void)
     CU_ASSERT(cuMemAlloc(&p, 10) == CUDA_SUCCESS);
 }
 
+/* simcu_place_next_alloc: the calling thread's next allocation in an
+ * object of its own, at a chosen free address or refused. */
+static void test_place_next_alloc(void)
+{
+    sim_test_setup();
+    CU_ASSERT(simcu_place_next_alloc(4 * KiB, 0) == -EINVAL);
+    CU_ASSERT(simcu_place_next_alloc(0, 2) == -EINVAL);
+    CUdeviceptr pool = sim_test_alloc(4 * KiB), x = sim_test_alloc(4 * MiB);
+    CUdeviceptr y = sim_test_alloc(2 * MiB), p;
+
+    /* 0: a small one gets a pool object of its own, not pool's */
+    CU_ASSERT(simcu_place_next_alloc(0, 0) == 0);
+    CUdeviceptr own = sim_test_alloc(4 * KiB);
+    CU_ASSERT(object_of(own) != object_of(pool));
+    CU_ASSERT(own % (2 * MiB) == 0);
+    /* consumed: the next small one goes where the allocator puts it */
+    CU_ASSERT(object_of(sim_test_alloc(4 * KiB)) == object_of(own));
+
+    /* freed VA, taken in any order and in parts, though y's hole is on
+     * top of the LIFO stack */
+    CU_ASSERT(cuMemFree(x) == CUDA_SUCCESS);
+    CU_ASSERT(cuMemFree(y) == CUDA_SUCCESS);
+    CU_ASSERT(simcu_place_next_alloc(x + 2 * MiB, 0) == 0);
+    CUdeviceptr hi = sim_test_alloc(2 * MiB);
+    CU_ASSERT(hi == x + 2 * MiB);
+    CU_ASSERT(simcu_place_next_alloc(x, 0) == 0);
+    CUdeviceptr lo = sim_test_alloc(100);
+    CU_ASSERT(lo == x);
+    CU_ASSERT(lookup(lo).object_size == 2 * MiB);
+    CU_ASSERT(sim_test_alloc(2 * MiB) == y); /* the rest of the stack */
+
+    /* VA in use, or part of it: refused, nothing allocated */
+    long live = simcu_live_allocations();
+    CU_ASSERT(simcu_place_next_alloc(x, 0) == 0);
+    CU_ASSERT(cuMemAlloc(&p, 100) == CUDA_ERROR_OUT_OF_MEMORY);
+    CU_ASSERT(cuMemFree(hi) == CUDA_SUCCESS);
+    CU_ASSERT(simcu_place_next_alloc(x + 2 * MiB, 0) == 0);
+    CU_ASSERT(cuMemAlloc(&p, 4 * MiB) == CUDA_ERROR_OUT_OF_MEMORY);
+    CU_ASSERT(simcu_live_allocations() == live - 1);
+    /* outside the device's VA */
+    CU_ASSERT(simcu_place_next_alloc(2 * MiB, 0) == 0);
+    CU_ASSERT(cuMemAlloc(&p, 100) == CUDA_ERROR_OUT_OF_MEMORY);
+
+    /* alone: nothing else is sub-allocated in its object */
+    CU_ASSERT(simcu_place_next_alloc(0, SIMCU_PLACE_ALONE) == 0);
+    CUdeviceptr solo = sim_test_alloc(4 * KiB);
+    CU_ASSERT(object_of(sim_test_alloc(4 * KiB)) != object_of(solo));
+
+    /* never-used VA past the bump pointer; what it skips is free VA */
+    CUdeviceptr far = y + 64 * MiB;
+    CU_ASSERT(simcu_place_next_alloc(far, 0) == 0);
+    CU_ASSERT(sim_test_alloc(2 * MiB) == far);
+    CU_ASSERT(simcu_place_next_alloc(y + 8 * MiB, 0) == 0);
+    CU_ASSERT(sim_test_alloc(2 * MiB) == y + 8 * MiB);
+}
+
 const struct gdrx_test_case sim_memory_cases[] = {
     GDRX_TEST_CASE(test_device_pointer_faults),
     GDRX_TEST_CASE(test_dmabuf_aliases_device_memory),
@@ -419,5 +475,6 @@ const struct gdrx_test_case sim_memory_cases[] = {
     GDRX_TEST_CASE(test_out_of_range_changes_nothing),
     GDRX_TEST_CASE(test_counters_return_to_zero),
     GDRX_TEST_CASE(test_context_destruction_frees),
+    GDRX_TEST_CASE(test_place_next_alloc),
     GDRX_TEST_END,
 };

@@ -8,7 +8,9 @@
 #include "test_sim.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_stream_create_destroy(void)
 {
@@ -147,9 +149,75 @@ static void test_last_copy(void)
     CU_ASSERT(cuStreamDestroy(blocking) == CUDA_SUCCESS);
 }
 
+/* What a callback saw. */
+struct cb_seen {
+    int       runs;
+    pthread_t thread;
+    CUstream  stream;
+    CUresult  status, call; /* passed; what a CUDA call from it got */
+    int       slow;         /* sleep first (work queued after waits) */
+};
+
+static void CUDA_CB stream_cb(CUstream s, CUresult status, void *arg)
+{
+    struct cb_seen *seen = arg;
+    CUcontext ctx;
+
+    if (seen->slow)
+        usleep(100 * 1000);
+    seen->thread = pthread_self();
+    seen->stream = s;
+    seen->status = status;
+    seen->call = cuCtxGetCurrent(&ctx);
+    __atomic_add_fetch(&seen->runs, 1, __ATOMIC_RELEASE);
+}
+
+static void CUDA_CB host_fn(void *arg)
+{
+    struct cb_seen *seen = arg;
+    seen->thread = pthread_self();
+    __atomic_add_fetch(&seen->runs, 1, __ATOMIC_RELEASE);
+}
+
+/* Callbacks run once each, on a thread of the driver's, after the work
+ * before them and before the work after them; CUDA calls from them are
+ * refused (UCX's cuda transports arm their event fd with one). */
+static void test_stream_callback(void)
+{
+    struct cb_seen a = { 0 }, b = { 0 }, c = { 0 };
+    char buf[64] = { 0 };
+    CUstream s = NULL;
+
+    sim_test_setup();
+    CUdeviceptr p = sim_test_alloc(4096);
+    CU_ASSERT_FATAL(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    CU_ASSERT(cuStreamAddCallback(s, stream_cb, &a, 1) == CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT(cuStreamAddCallback(s, NULL, &a, 0) == CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT(cuStreamAddCallback((CUstream)&a, stream_cb, &a, 0) == CUDA_ERROR_INVALID_HANDLE);
+    CU_ASSERT(cuStreamAddCallback(s, stream_cb, &a, 0) == CUDA_SUCCESS);
+    CU_ASSERT(cuStreamSynchronize(s) == CUDA_SUCCESS);
+    CU_ASSERT(__atomic_load_n(&a.runs, __ATOMIC_ACQUIRE) == 1);
+    CU_ASSERT(!pthread_equal(a.thread, pthread_self()));
+    CU_ASSERT(a.stream == s && a.status == CUDA_SUCCESS);
+    CU_ASSERT(a.call == CUDA_ERROR_NOT_PERMITTED);
+    /* a slow callback holds the copy queued after it */
+    b.slow = 1;
+    CU_ASSERT(cuStreamAddCallback(s, stream_cb, &b, 0) == CUDA_SUCCESS);
+    CU_ASSERT(cuMemcpyHtoDAsync(p, buf, sizeof(buf), s) == CUDA_SUCCESS);
+    CU_ASSERT(__atomic_load_n(&b.runs, __ATOMIC_ACQUIRE) == 1);
+    /* on the legacy stream, waited for by cuCtxSynchronize */
+    CU_ASSERT(cuLaunchHostFunc(NULL, host_fn, &c) == CUDA_SUCCESS);
+    CU_ASSERT(cuCtxSynchronize() == CUDA_SUCCESS);
+    CU_ASSERT(__atomic_load_n(&c.runs, __ATOMIC_ACQUIRE) == 1);
+    CU_ASSERT(!pthread_equal(c.thread, pthread_self()));
+    CU_ASSERT(__atomic_load_n(&a.runs, __ATOMIC_ACQUIRE) == 1);
+    CU_ASSERT(cuStreamDestroy(s) == CUDA_SUCCESS);
+}
+
 const struct gdrx_test_case sim_stream_cases[] = {
     GDRX_TEST_CASE(test_stream_create_destroy),
     GDRX_TEST_CASE(test_stream_context),
     GDRX_TEST_CASE(test_last_copy),
+    GDRX_TEST_CASE(test_stream_callback),
     GDRX_TEST_END,
 };

@@ -154,7 +154,11 @@ static void test_export_fd(void)
  * parent's memory is untouched by the close.  The child is forked before
  * the parent initialises CUDA and initialises its own, as the driver
  * requires (it refuses CUDA in a fork child of a process that used it);
- * the handle comes over a pipe.  Exit status: the child's failed checks. */
+ * the handle comes over a pipe.  Exit status: the child's failed checks.
+ * The exported allocation starts its object, or sits inside one after a
+ * smaller allocation (the driver suballocates: the import is then the
+ * allocation at its offset, every byte of it reachable, UCX's cuda_ipc
+ * copies it whole). */
 static int ipc_child(int rfd, size_t len)
 {
     CUipcMemHandle handle;
@@ -177,6 +181,8 @@ static int ipc_child(int rfd, size_t len)
     bad += cuMemcpyDtoH(got, p, sizeof(got)) != CUDA_SUCCESS || memcmp(got, want, sizeof(got));
     sim_test_fill(want, sizeof(want), 8);
     bad += cuMemcpyHtoD(p + 4096, want, sizeof(want)) != CUDA_SUCCESS;
+    bad += cuMemcpyDtoH(got, p + len - sizeof(got), sizeof(got)) != CUDA_SUCCESS; /* its end */
+    bad += cuMemcpyDtoH(got, p + len - sizeof(got) + 1, sizeof(got)) == CUDA_SUCCESS;
     bad += cuMemFree(p) != CUDA_ERROR_INVALID_VALUE;       /* not cuMemAlloc's */
     bad += cuMemUnmap(p, len) != CUDA_ERROR_INVALID_VALUE; /* nor a VMM mapping */
     bad += cuIpcCloseMemHandle(p) != CUDA_SUCCESS;
@@ -185,12 +191,12 @@ static int ipc_child(int rfd, size_t len)
     return bad;
 }
 
-static void test_ipc(void)
+static void ipc_case(size_t before, size_t len)
 {
-    const size_t len = 3 * MiB + 4096;
     unsigned char in[8192], out[8192];
     CUipcMemHandle handle;
-    CUdeviceptr d, other;
+    CUdeviceptr d, other, first = 0, base = 0;
+    size_t size = 0;
     int status = -1, fds[2];
 
     CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
@@ -203,12 +209,24 @@ static void test_ipc(void)
     }
     close(fds[0]);
     sim_test_setup();
+    if (before)
+        CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&first, before), CUDA_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&d, len), CUDA_SUCCESS);
+    /* the case it names: d at the start of an object, or inside one */
+    CU_ASSERT_EQUAL(cuMemGetAddressRange(&base, &size, d), CUDA_SUCCESS);
+    if (before)
+        CU_ASSERT_EQUAL(d, first + before);
     CU_ASSERT_EQUAL_FATAL(cuMemAlloc(&other, 4096), CUDA_SUCCESS);
     sim_test_fill(in, sizeof(in), 7);
     CU_ASSERT_EQUAL(cuMemcpyHtoD(d, in, sizeof(in)), CUDA_SUCCESS);
-    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d + 1), CUDA_ERROR_INVALID_VALUE); /* not a base */
-    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d), CUDA_SUCCESS);
+    /* a pointer inside the allocation names all of it (a real GPU gives
+     * the base's handle: openucx/ucx#11724; UCX 1.22's cuda_ipc passes
+     * the pointer it registers) */
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&handle, d + 4097), CUDA_SUCCESS);
+    CUipcMemHandle at_base;
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&at_base, d), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(&handle, &at_base, sizeof(handle)), 0);
+    CU_ASSERT_EQUAL(cuIpcGetMemHandle(&at_base, (CUdeviceptr)(uintptr_t)in), CUDA_ERROR_INVALID_VALUE);
     CU_ASSERT_EQUAL(write(fds[1], &handle, sizeof(handle)), (ssize_t)sizeof(handle));
     close(fds[1]);
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
@@ -218,6 +236,65 @@ static void test_ipc(void)
     CU_ASSERT_EQUAL(memcmp(in, out, sizeof(out)), 0); /* the child's bytes */
     CU_ASSERT_EQUAL(cuMemFree(d), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(cuMemFree(other), CUDA_SUCCESS);
+    if (before)
+        CU_ASSERT_EQUAL(cuMemFree(first), CUDA_SUCCESS);
+}
+
+static void test_ipc(void)
+{
+    ipc_case(0, 3 * MiB + 4096);
+}
+
+static void test_ipc_suballocated(void)
+{
+    ipc_case(64 * 1024, MiB);
+}
+
+/* cuMemRetainAllocationHandle: the mapping's handle, one more reference;
+ * memory cuMemMap did not map is refused (UCX's VMM detection). */
+static void test_retain_handle(void)
+{
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), got;
+    CUmemGenericAllocationHandle h, r1 = 0, r2 = 0;
+    CUdeviceptr va, async;
+    static char host[64];
+
+    sim_test_setup();
+    CUdeviceptr d = sim_test_alloc(4096);
+    CU_ASSERT_EQUAL_FATAL(cuMemCreate(&h, 4 * MiB, &prop, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(cuMemMap(va, 4 * MiB, 0, h, 0), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)(va + 3 * MiB)),
+                    CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(r1, h);
+    memset(&got, 0xff, sizeof(got));
+    CU_ASSERT_EQUAL(cuMemGetAllocationPropertiesFromHandle(&got, r1), CUDA_SUCCESS);
+    CU_ASSERT(got.type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+              got.location.type == CU_MEM_LOCATION_TYPE_DEVICE && got.location.id == 0 &&
+              got.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    /* two references: the creation's and the retain's */
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(r1), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    /* released but mapped: retaining gives it back */
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r2, (void *)(uintptr_t)va), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(r2, h);
+    CU_ASSERT_EQUAL(cuMemRelease(r2), CUDA_SUCCESS);
+    /* not VMM memory */
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)d),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL_FATAL(cuMemAllocAsync(&async, MiB, NULL), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)async),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, host), CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(NULL, (void *)(uintptr_t)va),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemRetainAllocationHandle(&r1, (void *)(uintptr_t)va),
+                    CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT_EQUAL(cuMemAddressFree(va, 4 * MiB), CUDA_SUCCESS);
+    CU_ASSERT_EQUAL(cuMemFreeAsync(async, NULL), CUDA_SUCCESS);
 }
 
 const struct gdrx_test_case sim_vmm_cases[] = {
@@ -225,5 +302,7 @@ const struct gdrx_test_case sim_vmm_cases[] = {
     GDRX_TEST_CASE(test_refusals),
     GDRX_TEST_CASE(test_export_fd),
     GDRX_TEST_CASE(test_ipc),
+    GDRX_TEST_CASE(test_ipc_suballocated),
+    GDRX_TEST_CASE(test_retain_handle),
     GDRX_TEST_END,
 };

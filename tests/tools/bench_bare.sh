@@ -121,10 +121,14 @@ fi
 result bare:check $ok "$work/check.log"
 
 # Without the simulated GPU (configure told memfd_create is missing) and
-# without a GPU: configure says so, make bench fails saying why.
+# without a GPU: configure says so, make bench fails saying why.  The same
+# configure otherwise (the UCX tree included): a build whose UCX transport
+# went away here linked the objects made with it (gdrx-apiperf's UCX part,
+# which no configure change rebuilds) without UCX's libraries.
 rm -rf "$b/tests/sim"
 (cd "$b" && "$src/configure" CPPFLAGS="-I$hide" LDFLAGS="-L$hide" CFLAGS="-O0 -g" \
-     --with-kernel-headers=no ac_cv_have_decl_memfd_create=no) > "$work/configure-nosim.log" 2>&1
+     --with-kernel-headers=no ${ucx_src:+--with-ucx-src="$ucx_src"} \
+     ac_cv_have_decl_memfd_create=no) > "$work/configure-nosim.log" 2>&1
 rc=$? ok=0
 if [ "$rc" -eq 0 ] &&
    grep -q '^  simulated GPU  *no   memfd_create not declared' "$work/configure-nosim.log" &&

@@ -18,7 +18,8 @@ EXTRA_tests_tools_test_bench_tools_DEPENDENCIES += ucx_plugin/libuct_gdrx.la
 endif
 EXTRA_DIST += tests/gpu/bench.sh tests/gpu/build_tools.sh tests/gpu/copy_engine.sh \
 	tests/gpu/build_plugin.sh tests/gpu/fork_stress.c tests/gpu/gdrx_costs.c tests/gpu/mpi_osu.sh \
-	tests/gpu/ucx_smoke.sh
+	tests/gpu/ucx_smoke.sh tests/gpu/concurrency.sh tests/gpu/graph_alias.c tests/gpu/fork_conc.c \
+	tests/gpu/gpu_conc.h
 
 # make bench from the distributed files on a machine without CUnit or
 # valgrind (tests/tools/bench_bare.sh): a copy made by make distdir,

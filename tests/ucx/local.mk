@@ -1,6 +1,6 @@
 # tests/ucx: the gdrx UCX transport through UCT and UCP, on the simulated
 # GPU.  Without a configured UCX the suites are reported as not run.
-EXTRA_DIST += tests/ucx/check_layers.sh tests/ucx/sid_leg.sh
+EXTRA_DIST += tests/ucx/check_layers.sh tests/ucx/sid_leg.sh tests/ucx/cuda_leg.sh
 if HAVE_UCX
 GDRX_UCX_TEST_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/libgdr \
 	-I$(top_srcdir)/tests/sim $(UCX_CPPFLAGS:-I%=-isystem %)

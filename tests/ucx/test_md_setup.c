@@ -290,6 +290,73 @@ static void test_setup_failure_stands_aside(void)
     tc_free(d);
 }
 
+/* ---- where UCP puts gdrx next to gdr_copy and cuda_copy ----
+ * UCP ranks the transports of its memory-type endpoint by their interface
+ * figures alone (wireup/select.c of 1.13 - 1.23): small copies by the time
+ * of a 4 KiB one, lat + overhead + 4096 / bw, large ones (RMA_BW) by that
+ * of a 256 KiB one, with bw = dedicated + shared / processes a node.  gdrx
+ * must take the small copies from gdr_copy at every process count: where
+ * it does not, gdrx takes the host lane from cuda_copy, gdr_copy the CUDA
+ * one and cuda_copy managed memory, three transports, and UCP 1.21 and
+ * later abort every process.  It must leave the large ones to cuda_copy
+ * on a node of one process.  The other transports' default figures, from
+ * UCX's sources: */
+struct ut_rank_figures {
+    const char *name;
+    double      lat, overhead, dedicated, shared; /* s, s, B/s, B/s */
+};
+
+static const struct ut_rank_figures ut_gdr_copy_figures[] = {
+    { "gdr_copy 1.13", 1e-6,   0, 0,              6911.0 * 1048576 },
+    { "gdr_copy 1.15", 1.4e-6, 0, 0,              6911.0 * 1048576 },
+    { "gdr_copy 1.19", 0.4e-6, 0, 250.0 * 1048576, 6911.0 * 1048576 },
+};
+static const struct ut_rank_figures ut_cuda_copy_figures = {
+    "cuda_copy", 8e-6, 0, 0, 10000.0 * 1048576
+};
+
+static double ut_copy_time(double lat, double overhead, double dedicated,
+                           double shared, unsigned ppn, double size)
+{
+    /* UCP 1.22's worker adds 100 ns to every interface's latency */
+    return lat + 100e-9 + overhead + size / (dedicated + shared / ppn);
+}
+
+static void test_rank_figures(void)
+{
+    struct ut_uct u;
+    double g, other;
+
+    if (tc_setup(0) != 0) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(ut_open(&u), 0);
+    for (unsigned ppn = 1; ppn <= 4096; ppn += (ppn < 128) ? 1 : ppn / 8) {
+        g = ut_copy_time(u.attr.latency.c, u.attr.overhead, u.attr.bandwidth.dedicated,
+                         u.attr.bandwidth.shared, ppn, 4096);
+        for (size_t i = 0; i < sizeof(ut_gdr_copy_figures) / sizeof(ut_gdr_copy_figures[0]);
+             ++i) {
+            const struct ut_rank_figures *f = &ut_gdr_copy_figures[i];
+
+            other = ut_copy_time(f->lat, f->overhead, f->dedicated, f->shared, ppn, 4096);
+            /* strictly faster, by more than UCP's 1e-6 comparison slack */
+            if (!(g < other * (1 - 1e-5))) {
+                fprintf(stderr, "    %u processes: gdrx %.4g s, %s %.4g s at 4 KiB\n",
+                        ppn, g, f->name, other);
+                CU_FAIL("gdr_copy would take the small copies");
+                break;
+            }
+        }
+    }
+    g     = ut_copy_time(u.attr.latency.c, u.attr.overhead, u.attr.bandwidth.dedicated,
+                         u.attr.bandwidth.shared, 1, 262144);
+    other = ut_copy_time(ut_cuda_copy_figures.lat, ut_cuda_copy_figures.overhead,
+                         ut_cuda_copy_figures.dedicated, ut_cuda_copy_figures.shared, 1,
+                         262144);
+    CU_ASSERT(g > other);
+    ut_close(&u);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_resources_follow_backend),
     GDRX_TEST_CASE(test_backend_is_the_mds),
@@ -298,6 +365,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_first_use_mem_query),
     GDRX_TEST_CASE(test_first_use_two_threads),
     GDRX_TEST_CASE(test_setup_failure_stands_aside),
+    GDRX_TEST_CASE(test_rank_figures),
     GDRX_TEST_END
 };
 

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <ucm/api/ucm.h>
 #include <ucm/event/event.h>
@@ -134,7 +133,7 @@ static void test_query_free_alloc_same_address(void)
     struct ut_query q;
     struct ut_uct u;
     CUdeviceptr b;
-    pthread_t tc;
+    pthread_t thread_c;
 
     if ((tc_setup(0) != 0) || (ut_open(&u) != 0)) {
         CU_FAIL("setup");
@@ -145,13 +144,13 @@ static void test_query_free_alloc_same_address(void)
     q.p  = tc_alloc(UT_SIZE);
     CU_ASSERT_FATAL(q.p != 0);
     CU_ASSERT_EQUAL_FATAL(ipoint_arm("uct_gdrx.md.memtype_write"), 0);
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&tc, NULL, ut_query_thread, &q), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&thread_c, NULL, ut_query_thread, &q), 0);
     CU_ASSERT_EQUAL_FATAL(ipoint_wait("uct_gdrx.md.memtype_write", UT_WAIT_MS),
                           0);
     tc_free(q.p);
     b = tc_alloc(UT_SIZE);
     CU_ASSERT_EQUAL(ipoint_release("uct_gdrx.md.memtype_write"), 0);
-    pthread_join(tc, NULL);
+    pthread_join(thread_c, NULL);
     CU_ASSERT_EQUAL(q.status, UCS_OK);
     CU_ASSERT_EQUAL_FATAL(b, q.p);
     CU_ASSERT(ut_memtype_is_cuda(b, UT_SIZE));
@@ -168,11 +167,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_END
 };
 
-#ifdef UT_UCX_HOOKS
-#  define UT_SUITE "ucx_memtype_race/ucx-hooks"
-#else
-#  define UT_SUITE "ucx_memtype_race"
-#endif
+#define UT_SUITE UT_HOOKS_SUITE("ucx_memtype_race")
 
 static const struct gdrx_test_suite suites[] = {
     { UT_SUITE, ut_suite_init, NULL, cases },
@@ -181,17 +176,12 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-    const struct gdrx_test_suite *run = suites;
-
-#ifdef UT_UCX_HOOKS
-    run = ut_ucx_hooks_suites(argv, UT_SUITE, suites);
-    if (run != suites) {
-        return gdrx_test_main(argc, argv, run);
-    }
-#endif
 #if UCT_API < UCT_VERSION(1, 22)
-    printf("NOT RUN: test_query_free_alloc_same_address (UCX < 1.22 writes "
-           "no memory-type entry at a query)\n");
+    const char *not_run = "test_query_free_alloc_same_address (UCX < 1.22 "
+                          "writes no memory-type entry at a query)";
+#else
+    const char *not_run = NULL;
 #endif
-    return gdrx_test_main(argc, argv, run);
+
+    return ut_ucx_hooks_main(argc, argv, UT_HOOKS_BUILD, UT_SUITE, suites, not_run);
 }

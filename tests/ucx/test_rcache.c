@@ -543,10 +543,8 @@ static const struct gdrx_test_case hooks_cases[] = {
     GDRX_TEST_CASE(test_ucx_hooks_in_place),
     GDRX_TEST_END
 };
-#  define UT_SUITE "ucx_rcache/ucx-hooks"
-#else
-#  define UT_SUITE "ucx_rcache"
 #endif
+#define UT_SUITE UT_HOOKS_SUITE("ucx_rcache")
 
 static const struct gdrx_test_suite suites[] = {
 #ifdef UT_UCX_HOOKS
@@ -558,17 +556,12 @@ static const struct gdrx_test_suite suites[] = {
 
 int main(int argc, char **argv)
 {
-    const struct gdrx_test_suite *run = suites;
-
-#ifdef UT_UCX_HOOKS
-    run = ut_ucx_hooks_suites(argv, UT_SUITE, suites);
-    if (run != suites) {
-        return gdrx_test_main(argc, argv, run);
-    }
-#endif
 #if UCT_API >= UCT_VERSION(1, 17)
-    printf("NOT RUN: test_widened_region (from UCX 1.17 the cache takes no "
-           "alignment setting)\n");
+    const char *not_run = "test_widened_region (from UCX 1.17 the cache takes "
+                          "no alignment setting)";
+#else
+    const char *not_run = NULL;
 #endif
-    return gdrx_test_main(argc, argv, run);
+
+    return ut_ucx_hooks_main(argc, argv, UT_HOOKS_BUILD, UT_SUITE, suites, not_run);
 }

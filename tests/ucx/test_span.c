@@ -12,10 +12,13 @@
  * SPDX-License-Identifier: MIT
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ut_ucp.h"
+
+#include <ucs/memory/memtype_cache.h>
 
 #define UT_KIB 1024ul
 #define UT_MIB (1024ul * 1024ul)
@@ -69,9 +72,11 @@ static void ut_ucp_neighbours(const char *tls, size_t size)
         return;
     }
     ut_span_ucp_open(&t, tls);
-    a = tc_alloc(size);
+    /* neighbours: a starts an object of its own, b follows it there */
+    a = tc_alloc_at(0, size, 0);
+    CU_ASSERT_FATAL(a != 0);
     b = tc_alloc(size);
-    CU_ASSERT_EQUAL_FATAL(b, a + size); /* the simulated GPU's placement */
+    CU_ASSERT_EQUAL_FATAL(b, a + size);
     tc_fill(a, size, 3);
     ut_span_messages(&t, b, 0, size, 10);
     CU_ASSERT(tc_check(a, size, 3));
@@ -103,47 +108,121 @@ static void test_ucp_neighbours_large_default(void)
     ut_ucp_neighbours(NULL, UT_MIB);
 }
 
-/* A 4 MiB allocation freed by a primary-context reset (no FREE event: UCX
- * keeps its extent), then a small allocation and a 2 MiB one in that
- * extent: UCP registers the stale 4 MiB for a message of the 2 MiB one.
+/* 1 if UCX's memory-type cache holds [addr, addr + len) as CUDA memory of
+ * the extent [base, base + len_want); says what it holds if not. */
+static int ut_cache_holds(CUdeviceptr addr, size_t len, CUdeviceptr base,
+                          size_t len_want)
+{
+    ucs_memory_info_t info;
+    ucs_status_t status;
+
+    status = ucs_memtype_cache_lookup((void*)addr, len, &info);
+    if ((status == UCS_OK) && (info.type == UCS_MEMORY_TYPE_CUDA) &&
+        ((uintptr_t)info.base_address == base) &&
+        (info.alloc_length == len_want)) {
+        return 1;
+    }
+    fprintf(stderr, "    memory-type cache at 0x%llx: %s, type %d, %p length "
+            "%zu; wanted CUDA 0x%llx length %zu\n", (unsigned long long)addr,
+            ucs_status_string(status), (status == UCS_OK) ? (int)info.type : -1,
+            (status == UCS_OK) ? info.base_address : NULL,
+            (status == UCS_OK) ? info.alloc_length : 0,
+            (unsigned long long)base, len_want);
+    return 0;
+}
+
+/* A 4 MiB allocation freed by a primary-context reset (no FREE event:
+ * nobody pinned it, so UCX keeps its extent), then a small allocation and
+ * a 2 MiB one in that extent: UCP registers the stale 4 MiB for a message
+ * of the 2 MiB one (1.23; see UT_UCP_REGISTERS_WHOLE_EXTENT).
  * start_freed: the small one is freed first (with its event), so the
  * stale region starts in freed memory, which is no device memory: a host
- * memh would have had the CPU copy device memory. */
+ * memh would have had the CPU copy device memory.
+ * The precondition is made and checked, never assumed: CUDA hands freed VA
+ * out again in no promised order, and UCP allocates device memory of its
+ * own (1.23: 512 MiB of rendezvous fragments, 1-byte probes).  So the
+ * simulated GPU puts the two allocations at x and x + 2 MiB, the small one
+ * alone in its object (a probe sub-allocated next to it punched a hole in
+ * the extent), and hands no freed range out again after that; UCX's
+ * memory-type cache must hold the extent over the 2 MiB one before and
+ * after the messages.  The UCP context that set gdrx's events up is closed
+ * before the reset, and the messages go through a new one: a reset under
+ * a live UCP takes the device memory UCP allocated with it (1.23's
+ * fragments: the copies into them fail and the request never completes),
+ * which is no case of gdrx's.
+ * Next to a UCX with CUDA hooks of its own there is no stale extent to
+ * register: UCX raises each allocation with its own extent, of unknown
+ * type (for the MDs to detect), which cuts the stale one out of its cache
+ * before gdrx's event names it CUDA memory.  There the cache must hold
+ * each allocation's exact extent, and the messages check every byte. */
 static void ut_ucp_stale_extent(const char *tls, int start_freed)
 {
+    const CUdeviceptr stale_len = start_freed ? 4 * UT_MIB - 4 * UT_KIB :
+                                                4 * UT_MIB;
+    CUdeviceptr x, small, big, attr, ext, ext_len;
+    struct ut_ucp t0, t;
     CUdevice dev;
-    CUdeviceptr x, small, big;
-    struct ut_ucp t;
+    int ucx_cuda;
 
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsim.set_va_reuse);
     if (tc_setup(0) != 0) {
         return;
     }
-    ut_span_ucp_open(&t, tls);
+    ut_span_ucp_open(&t0, tls);
     x = tc_alloc(4 * UT_MIB);
+    CU_ASSERT_FATAL(x != 0);
+    ut_ucp_close(&t0);
+    CU_ASSERT_EQUAL(ut_counter(t0.stats, "md", "reg_errors"), 0);
     CU_ASSERT_EQUAL_FATAL(tc.DeviceGet(&dev, 0), CUDA_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(tc.DevicePrimaryCtxReset(dev), CUDA_SUCCESS);
     if (tc_setup(0) != 0) {
         return;
     }
-    small = tc_alloc(4 * UT_KIB);
-    big   = tc_alloc(2 * UT_MIB);
-    /* the simulated GPU hands the freed range out again */
-    CU_ASSERT_FATAL((small >= x) && (small < x + 4 * UT_MIB));
-    CU_ASSERT_FATAL((big > small) && (big + 2 * UT_MIB <= x + 4 * UT_MIB));
+    small = tc_alloc_at(x, 4 * UT_KIB, 1);
+    big   = tc_alloc_at(x + 2 * UT_MIB, 2 * UT_MIB, 0);
+    CU_ASSERT_FATAL((small == x) && (big == x + 2 * UT_MIB));
+    CU_ASSERT_EQUAL_FATAL(tsim.set_va_reuse(0), 0);
     if (start_freed) {
         tc_free(small);
     } else {
         tc_fill(small, 4 * UT_KIB, 5);
     }
+    /* the stale extent over big: from x, or from small's end; next to
+     * UCX's own CUDA hooks big's own, and small's own over small */
+    ucx_cuda = ut_ucx_has_cuda();
+    ext      = ucx_cuda ? big : x + 4 * UT_MIB - stale_len;
+    ext_len  = ucx_cuda ? 2 * UT_MIB : stale_len;
+    CU_ASSERT_FATAL(ut_cache_holds(big, 2 * UT_MIB, ext, ext_len));
+    if (ucx_cuda && !start_freed) {
+        CU_ASSERT(ut_cache_holds(small, 4 * UT_KIB, small, 4 * UT_KIB));
+    }
+
+    ut_ucp_open_tls(&t, tls, NULL);
     ut_span_messages(&t, big, 0, 2 * UT_MIB, 50);
     if (!start_freed) {
         CU_ASSERT(tc_check(small, 4 * UT_KIB, 5));
         ut_span_messages(&t, small, 0, 4 * UT_KIB, 70);
+    } else {
+        /* still freed memory */
+        CU_ASSERT_NOT_EQUAL(tc.PointerGetAttribute(
+                &attr, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, x), CUDA_SUCCESS);
+    }
+    /* nothing UCP did in between changed the extent */
+    CU_ASSERT(ut_cache_holds(big, 2 * UT_MIB, ext, ext_len));
+    if (!start_freed) {
         tc_free(small);
     }
     ut_ucp_close(&t);
     CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "reg_errors"), 0);
+    if (ucx_cuda) {
+        /* exact extents: no registration reached past an allocation */
+        CU_ASSERT_EQUAL(ut_counter(t.stats, "md", "span_regs"), 0);
+    } else if (UT_UCP_REGISTERS_WHOLE_EXTENT) {
+        /* UCP registered the stale extent: the case reached its point */
+        CU_ASSERT(ut_counter(t.stats, "md", "span_regs") >= 1);
+    }
     tc_free(big);
+    tsim.set_va_reuse(1);
 }
 
 static void test_ucp_stale_extent_sm(void) { ut_ucp_stale_extent("sm,gdrx", 0); }
@@ -193,7 +272,9 @@ static void ut_aligned(const char *rcache)
     if (tc_setup(0) != 0) {
         return;
     }
-    a = tc_alloc(4 * UT_KIB);
+    /* neighbours in one 64 KiB window: a starts an object of its own */
+    a = tc_alloc_at(0, 4 * UT_KIB, 0);
+    CU_ASSERT_FATAL(a != 0);
     b = tc_alloc(4 * UT_KIB);
     base = b & ~(uint64_t)(64 * UT_KIB - 1);
     CU_ASSERT_FATAL((b == a + 4 * UT_KIB) && (base <= a));

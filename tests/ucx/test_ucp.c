@@ -5,7 +5,8 @@
  * UCX_MEMTYPE_CACHE=n) and copy them through gdrx's memtype endpoint.
  * gdrx's counters prove which copies it made.  Data is checked through CUDA.
  * Also: a UCP whose UCX_TLS leaves gdrx out finds gdrx's libcuda untouched,
- * and a process that had not loaded or initialised CUDA still has not;
+ * and a process that had not loaded or initialised CUDA still has not (next
+ * to a UCX with CUDA of its own: as that UCX leaves them);
  * many offsets of one buffer cost one pin; refused pins leave transfers
  * working; ucp_mem_map allocates CUDA memory through gdrx.
  * (When gdrx cannot serve: test_ucp_aside.c; buffers older than the
@@ -133,7 +134,10 @@ static void test_offsets_one_pin(void)    { ut_offsets_one_pin("n"); }
 static void test_offsets_one_pin_v2(void) { ut_offsets_one_pin("y"); }
 
 /* Every pin refused: UCP's transfers still complete with the right data
- * (gdrx copies that memory with CUDA), they do not fail or abort. */
+ * (gdrx copies that memory with CUDA), they do not fail or abort.  Refused
+ * from before UCP starts: from 1.22 on, UCP's endpoint allocates device
+ * memory of its own through gdrx (UT_UCP_OWN_ALLOCS), and that pin is
+ * refused too. */
 static void ut_pin_refused(enum ut_kind from, enum ut_kind to)
 {
     struct ut_ucp t;
@@ -142,9 +146,9 @@ static void ut_pin_refused(enum ut_kind from, enum ut_kind to)
     if (tc_setup(0) != 0) {
         return;
     }
-    ut_ucp_open(&t);
     CU_ASSERT_EQUAL(tsim.fail_next("cuMemGetHandleForAddressRange",
                                    CUDA_ERROR_OUT_OF_MEMORY, 1 << 20), 0);
+    ut_ucp_open(&t);
     for (i = 0; i < sizeof(ut_sizes) / sizeof(ut_sizes[0]); ++i) {
         ut_transfer(&t, from, to, ut_sizes[i], (uint32_t)(i + 21));
     }
@@ -241,16 +245,19 @@ static void ut_free_entry(unsigned char *out, size_t len)
 
 /* UCP opens the MD of every component, also gdrx's when UCX_TLS leaves it
  * out: then libgdrx must install nothing (libcuda's code stays as it was).
- * Named, gdrx sets up at the worker's interfaces: the positive control. */
+ * Named, gdrx sets up at the worker's interfaces: the positive control.
+ * A UCX with CUDA hooks of its own patches libcuda itself, at its first
+ * context: those go in first here, and gdrx is held to the code as UCX
+ * left it. */
 static void ut_side_effects(const char *tls, int expect_hooks)
 {
     ucp_params_t params = {0};
     ucp_worker_params_t wparams = {0};
-    unsigned char before[16], after[16];
+    unsigned char pristine[16], before[16], after[16];
     ucp_context_h context;
     ucp_worker_h worker;
-
     char stats[128];
+    int ucx_cuda;
 
     /* a CUDA program: where only dmabuf serves, gdrx lists itself only
      * once CUDA is initialised */
@@ -259,7 +266,10 @@ static void ut_side_effects(const char *tls, int expect_hooks)
     }
     /* the counters gdrx's MD writes when closed: proof it was opened */
     ut_stats_file(stats, sizeof(stats), "side");
+    ut_free_entry(pristine, sizeof(pristine));
+    ucx_cuda = ut_ucx_has_cuda();
     ut_free_entry(before, sizeof(before));
+    CU_ASSERT_EQUAL(memcmp(pristine, before, sizeof(before)) != 0, ucx_cuda);
     setenv("UCX_TLS", tls, 1);
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features   = UCP_FEATURE_TAG;
@@ -292,10 +302,11 @@ static void test_named_installs_at_worker(void)
  * it without initialising CUDA. ---- */
 
 #define UT_CHILD_ENV "GDRX_UT_UCP_CHILD"
+#define UT_CHILD_UCX_ALONE_ENV "GDRX_UT_UCP_UCX_ALONE"
 
-/* The child: load the plugin (as LD_PRELOAD), maybe libcuda (and CUDA
- * initialised), then UCP with $UCX_TLS up to a worker; prints what became
- * of libcuda. */
+/* The child: load the plugin (as LD_PRELOAD; not with
+ * UT_CHILD_UCX_ALONE_ENV set), maybe libcuda (and CUDA initialised), then
+ * UCP with $UCX_TLS up to a worker; prints what became of libcuda. */
 static int ut_child_main(const char *mode)
 {
     __typeof__(&cuDeviceGetCount) get_count;
@@ -321,7 +332,8 @@ static int ut_child_main(const char *mode)
     params.field_mask  = UCP_PARAM_FIELD_FEATURES;
     params.features    = UCP_FEATURE_TAG;
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    if ((ut_load_plugin() != 0) || (ucp_init(&params, NULL, &context) != UCS_OK)) {
+    if (((getenv(UT_CHILD_UCX_ALONE_ENV) == NULL) && (ut_load_plugin() != 0)) ||
+        (ucp_init(&params, NULL, &context) != UCS_OK)) {
         printf("ucp_init failed\n");
         return 1;
     }
@@ -349,14 +361,16 @@ static int ut_child_main(const char *mode)
     return 0;
 }
 
-/* The child's report with this mode and UCX_TLS ("" if it failed). */
-static const char *ut_child(const char *mode, const char *tls)
+/* The report of a child with this mode and UCX_TLS, of one with UCX alone
+ * (no plugin) if ucx_alone ("" if it failed). */
+static const char *ut_child(const char *mode, const char *tls, int ucx_alone)
 {
     static char out[4096];
     char cmd[1024];
 
-    snprintf(cmd, sizeof(cmd), "env %s=%s UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
-             "/proc/%d/exe 2>&1", UT_CHILD_ENV, mode, tls, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "env %s=%s %s UCX_TLS=%s UCX_GDRX_STATS_DUMP=n "
+             "/proc/%d/exe 2>&1", UT_CHILD_ENV, mode,
+             ucx_alone ? UT_CHILD_UCX_ALONE_ENV "=1" : "", tls, (int)getpid());
     if (gdrx_test_capture(cmd, out, sizeof(out)) != 0) {
         fprintf(stderr, "    child %s %s said:\n%s\n", mode, tls, out);
         return "";
@@ -364,22 +378,65 @@ static const char *ut_child(const char *mode, const char *tls)
     return out;
 }
 
+/* 1 if UCX's own CUDA transports (libuct_cuda: cuda_copy, cuda_ipc,
+ * gdr_copy) load here: where NVML is found (cuda_leg.sh runs this suite
+ * without it), UCX's first context initialises CUDA itself. */
+static int ut_ucx_cuda_tls(void)
+{
+    uct_component_h *components;
+    unsigned count;
+    void *lib;
+
+    /* UCT loads its modules at the first query */
+    if (uct_query_components(&components, &count) == UCS_OK) {
+        uct_release_component_list(components);
+    }
+    lib = dlopen("libuct_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib != NULL) {
+        dlclose(lib);
+    }
+    return lib != NULL;
+}
+
+/* The child (mode, tls) reports want, and if ucx_too, so does one with
+ * UCX alone. */
+static void ut_child_says(const char *mode, const char *tls, const char *want,
+                          int ucx_too)
+{
+    const char *got;
+    int alone;
+
+    for (alone = 0; alone <= ucx_too; ++alone) {
+        got = ut_child(mode, tls, alone);
+        if (strstr(got, want) == NULL) {
+            fprintf(stderr, "    child %s %s%s, not \"%s\": %s\n", mode, tls,
+                    alone ? " of UCX alone" : "", want, got);
+        }
+        CU_ASSERT_PTR_NOT_NULL(strstr(got, want));
+    }
+}
+
 /* UCX_TLS without gdrx: UCP lists gdrx's resources and opens its MD, and
  * libcuda is neither loaded nor, where the program loaded it, initialised.
  * Named, with dmabuf the only backend (the simulated GPU's), gdrx cannot
  * be told to work before CUDA is initialised: it is not listed, the worker
  * comes up without it, and CUDA stays as it was.  A program that
- * initialised CUDA itself: the check sees it (its positive control). */
+ * initialised CUDA itself: the check sees it (its positive control).
+ * A UCX with CUDA hooks of its own loads libcuda itself at ucp_init (its
+ * libucm_cuda links it), and one with CUDA transports initialises CUDA
+ * too: gdrx is held to what that UCX does alone. */
 static void test_left_out_loads_no_cuda(void)
 {
-    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("none", "self,tcp"),
-                                  "libcuda mapped 0 initialised 0"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp"),
-                                  "libcuda mapped 1 initialised 0"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("loaded", "self,tcp,gdrx"),
-                                  "libcuda mapped 1 initialised 0"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(ut_child("init", "self,tcp"),
-                                  "libcuda mapped 1 initialised 1"));
+    const int ucx_tls = ut_ucx_cuda_tls();
+    const char *loaded = ucx_tls ? "libcuda mapped 1 initialised 1" :
+                                   "libcuda mapped 1 initialised 0";
+    const char *none   = (ucx_tls || ut_ucx_has_cuda()) ? loaded :
+                         "libcuda mapped 0 initialised 0";
+
+    ut_child_says("none", "self,tcp", none, 1);
+    ut_child_says("loaded", "self,tcp", loaded, 1);
+    ut_child_says("loaded", "self,tcp,gdrx", loaded, 0);
+    ut_child_says("init", "self,tcp", "libcuda mapped 1 initialised 1", 0);
 }
 
 /* The caches-off mode ucx_plugin/README.md documents for a job that wants

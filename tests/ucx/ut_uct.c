@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <ucm/api/ucm.h>
 
 /* A failed setup step: a failed assertion inside a test case, a message
  * elsewhere (the benchmark). */
@@ -85,6 +86,39 @@ int ut_ucx_cuda_libpath(char *buf, size_t size)
     snprintf(buf, size, "%s:%s:%s/lib%s%s", sim, gdrapi, prefix, nvml[0] ? ":" : "",
              nvml);
     return 1;
+}
+
+static void ut_noop_mem_event(ucm_event_type_t type, ucm_event_t *event,
+                              void *arg)
+{
+    (void)type;
+    (void)event;
+    (void)arg;
+}
+
+/* Asked of UCM rather than of the files in UCX's module directory: a
+ * module there may not load (libucm_cuda needs libcudart and libcuda), and
+ * UCX loads modules from the directory next to libucs and from
+ * UCX_MODULE_DIR's both (setting that one kept the CUDA modules in).
+ * Setting a handler of CUDA events loads UCM's modules and has each
+ * install its hooks, once per process, as UCP's memory-type cache does. */
+int ut_ucx_has_cuda(void)
+{
+    ucs_status_t status;
+    void *ucm_cuda;
+
+    status = ucm_set_event_handler(UCM_EVENT_MEM_TYPE_FREE, 0,
+                                   ut_noop_mem_event, NULL);
+    if (status == UCS_OK) {
+        ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_FREE, ut_noop_mem_event,
+                                NULL);
+    }
+    ucm_cuda = dlopen("libucm_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (ucm_cuda == NULL) {
+        return 0;
+    }
+    dlclose(ucm_cuda);
+    return status == UCS_OK;
 }
 
 int ut_load_plugin(void)

@@ -44,6 +44,14 @@ void ut_sim_preload(char *buf, size_t size);
  * libgdrapi.so.2, that UCX, NVML.  0 (buf untouched) without such a build. */
 int ut_ucx_cuda_libpath(char *buf, size_t size);
 
+/* 1 if the UCX this process runs raises CUDA memory events of its own
+ * (built with CUDA, its UCM module libucm_cuda loaded and hooked into
+ * libcuda), as most users' UCX does: then UCX, not gdrx alone, writes
+ * allocations into its memory-type cache and patches libcuda at
+ * ucp_init.  Loads UCM's modules and installs UCX's CUDA hooks if UCP has
+ * not yet (as UCP's first context does); libcuda must be loaded. */
+int ut_ucx_has_cuda(void);
+
 /* dlopen libuct_gdrx.so.0 (registration by constructors, as LD_PRELOAD). */
 int ut_load_plugin(void);
 

@@ -66,16 +66,19 @@ void ut_reexec_with_ucx_cuda(char **argv, char *why, size_t len)
     snprintf(why, len, "cannot run again: %s", strerror(errno));
 }
 
-const struct gdrx_test_suite *ut_ucx_hooks_suites(char **argv, const char *suite_name,
-                                                  const struct gdrx_test_suite *suites)
+int ut_ucx_hooks_main(int argc, char **argv, int hooks, const char *suite_name,
+                      const struct gdrx_test_suite *suites, const char *not_run)
 {
     static const struct gdrx_test_suite none[] = { GDRX_SUITE_END };
     char why[PATH_MAX + 128];
 
-    if (getenv("UT_UCX_HOOKS_PREFIX") != NULL) {
-        return suites;
+    if (hooks && (getenv("UT_UCX_HOOKS_PREFIX") == NULL)) {
+        ut_reexec_with_ucx_cuda(argv, why, sizeof(why));
+        tc_report_skip(suite_name, why);
+        return gdrx_test_main(argc, argv, none);
     }
-    ut_reexec_with_ucx_cuda(argv, why, sizeof(why));
-    tc_report_skip(suite_name, why);
-    return none;
+    if (not_run != NULL) {
+        printf("NOT RUN: %s\n", not_run);
+    }
+    return gdrx_test_main(argc, argv, suites);
 }

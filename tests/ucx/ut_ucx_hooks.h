@@ -18,12 +18,24 @@ int ut_ucx_hooks_work(void);
  * reason in why. */
 void ut_reexec_with_ucx_cuda(char **argv, char *why, size_t len);
 
-/* main() of a _ucx_hooks program: suites when this process runs next to
- * the CUDA-enabled UCX (UT_UCX_HOOKS_PREFIX set); else runs itself again
- * there, and only if that cannot be done reports suite_name's cases as not
- * run and returns an empty table. */
+/* A program built twice, plain and as its _ucx_hooks twin (with
+ * -DUT_UCX_HOOKS): UT_HOOKS_BUILD says which this is, UT_HOOKS_SUITE(name)
+ * names its suite. */
+#ifdef UT_UCX_HOOKS
+#  define UT_HOOKS_BUILD        1
+#  define UT_HOOKS_SUITE(name)  name "/ucx-hooks"
+#else
+#  define UT_HOOKS_BUILD        0
+#  define UT_HOOKS_SUITE(name)  name
+#endif
+
+/* main() of such a program.  The _ucx_hooks one (hooks 1) runs suites
+ * only next to the CUDA-enabled UCX (UT_UCX_HOOKS_PREFIX set); elsewhere
+ * it runs itself again there, and only if that cannot be done reports
+ * suite_name's cases as not run.  not_run (NULL: none): the cases this
+ * build of UCX leaves out and why, said before the suites run. */
 struct gdrx_test_suite;
-const struct gdrx_test_suite *ut_ucx_hooks_suites(char **argv, const char *suite_name,
-                                                  const struct gdrx_test_suite *suites);
+int ut_ucx_hooks_main(int argc, char **argv, int hooks, const char *suite_name,
+                      const struct gdrx_test_suite *suites, const char *not_run);
 
 #endif
