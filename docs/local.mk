@@ -4,7 +4,7 @@
 gdrxdocsdir = $(docdir)/docs
 dist_gdrxdocs_DATA = docs/README.md docs/install.md docs/mpi.md docs/ucx-flavours.md \
 	docs/performance.md docs/troubleshooting.md docs/api.md docs/compat.md docs/drivers.md \
-	docs/semantics.md docs/gdrdrv.md docs/nvrm.md docs/free-interception.md
+	docs/semantics.md docs/gdrdrv.md docs/nvrm.md docs/free-interception.md docs/arm64.md
 gdrxucxdocdir = $(docdir)/ucx_plugin
 dist_gdrxucxdoc_DATA = ucx_plugin/README.md ucx_plugin/ucx.conf.sample
 # The contributor guide, which the README names, beside the README.

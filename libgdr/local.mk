@@ -85,6 +85,7 @@ GDRX_LIBGDR_MANS = \
 	libgdr/man/gdrx_map.3 \
 	libgdr/man/gdrx_unmap.3 \
 	libgdr/man/gdrx_pin_query.3 \
+	libgdr/man/gdrx_pin_copy_variants.3 \
 	libgdr/man/gdrx_copy_to_mapping.3 \
 	libgdr/man/gdrx_copy_from_mapping.3 \
 	libgdr/man/gdrx_get_attr.3 \

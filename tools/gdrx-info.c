@@ -51,7 +51,7 @@ static void cpu_and_copy(struct info_report *r)
     info_add(r, "copy", -1, "cpu", "CPU", "%s", name);
     info_add(r, "copy", -1, "features", "features", "%s",
              gdrx_cpu_features_str(gdrx_cpu_features(), feat, sizeof(feat)));
-    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B; v++)
+    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_LAST_OF_ARCH; v++)
         used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s%s", used ? " " : "",
                                  gdrx_copy_variant_name((gdrx_copy_variant_t)v),
                                  gdrx_copy_variant_supported((gdrx_copy_variant_t)v) ? "" : "(no)");

@@ -136,8 +136,23 @@ static void add_log(struct info_report *r, int index, const char *log, const cha
     }
 }
 
-/* Pin, map and round-trip 8 bytes of a fresh 64 KiB buffer on GPU 0. */
-static int try_copy(gdrx_t g, char *why, size_t len)
+/* The mapping a working copy went through and the copies it ran: cached
+ * (a coherent GPU, memcpy) or write-combined (the PCIe BAR, streaming). */
+static void describe_mapping(gdrx_t g, gdrx_pin_t pin, char *buf, size_t len)
+{
+    struct gdrx_pin_info info;
+    gdrx_copy_variant_t to, from;
+
+    if (gdrx_pin_query(g, pin, &info) == 0 && gdrx_pin_copy_variants(g, pin, &to, &from) == 0)
+        snprintf(buf, len, "%s (%s), copies %s to the GPU, %s from it",
+                 gdrx_mapping_type_name(info.mapping_type),
+                 info.mapping_type == GDRX_MAPPING_CACHING ? "coherent" : "through the PCIe BAR",
+                 gdrx_copy_variant_name(to), gdrx_copy_variant_name(from));
+}
+
+/* Pin, map and round-trip 8 bytes of a fresh 64 KiB buffer on GPU 0; what
+ * the mapping is into mapping. */
+static int try_copy(gdrx_t g, char *why, size_t len, char *mapping, size_t mlen)
 {
     struct tool_cuda cu;
     CUdevice dev;
@@ -159,6 +174,7 @@ static int try_copy(gdrx_t g, char *why, size_t len)
         if ((rc = gdrx_map(g, pin, &map)) != 0) {
             snprintf(why, len, "gdrx_map: %s", gdrx_strerror(rc));
         } else {
+            describe_mapping(g, pin, mapping, mlen);
             gdrx_copy_to_mapping(pin, map, &out, sizeof(out));
             gdrx_copy_from_mapping(pin, &back, map, sizeof(back));
             if (back != out) {
@@ -383,7 +399,7 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     struct capture cap;
     gdrx_t g;
     uint64_t ver = 0, chosen = 0;
-    char log[LOG_BYTES] = "", reason[600], why[256] = "";
+    char log[LOG_BYTES] = "", reason[600], why[256] = "", mapping[160] = "";
     const char *name = b == GDRX_BACKEND_AUTO ? "default" : gdrx_backend_name(b);
 
     gdrx_open_params_init(&p);
@@ -391,7 +407,7 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     capture_begin(&cap);
     int rc = gdrx_open(&p, &g), copy = -1;
     if (rc == 0) {
-        copy = try_copy(g, why, sizeof(why));
+        copy = try_copy(g, why, sizeof(why), mapping, sizeof(mapping));
         gdrx_get_attr(g, GDRX_ATTR_DRIVER_VERSION, &ver);
         gdrx_get_attr(g, GDRX_ATTR_BACKEND, &chosen);
         gdrx_close(g);
@@ -405,6 +421,8 @@ static int probe(struct info_report *r, const struct info_host *h, int index, gd
     if (rc == 0 && b == GDRX_BACKEND_AUTO)
         info_add(r, "backends", index, "backend", "picks", "%s (what gdrx_open(NULL) uses here)",
                  gdrx_backend_name((gdrx_backend_t)chosen));
+    if (rc == 0 && copy == 0 && mapping[0])
+        info_add(r, "backends", index, "mapping", "mapping", "%s", mapping);
     if (rc == 0 && ver)
         info_add_v(r, "backends", index, "driver", "driver", "%u.%u", (unsigned)(ver >> 16),
                    (unsigned)(ver & 0xffff));

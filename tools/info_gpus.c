@@ -134,6 +134,24 @@ static void bar1(struct info_report *r, int i, const char *bus, struct info_nvml
 
 /* Processes with a compute context on the GPU (NVML: no room given, the
  * answer is the count; 7 is NVML_ERROR_INSUFFICIENT_SIZE). */
+/* Coherent or PCIe, told as libgdrx's dmabuf backend and gdrcopy tell it:
+ * the driver says pageable memory access uses the host's page tables on
+ * a GPU the CPU reaches coherently (Grace Hopper, NVLink-C2C). */
+static void gpu_link(struct info_report *r, int i, const struct tool_cuda *cu, CUdevice dev)
+{
+    int coherent = 0;
+
+    if (cu->DeviceGetAttribute(&coherent,
+                               CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+                               dev) != CUDA_SUCCESS)
+        coherent = 0;
+    if (coherent)
+        info_add(r, "gpus", i, "link", "link", "coherent (NVLink-C2C): mapped cached where "
+                 "the backend can (its mapping row says), copied with memcpy");
+    else
+        info_add(r, "gpus", i, "link", "link", "PCIe: mapped write-combined through BAR1");
+}
+
 static void processes(struct info_report *r, int i, const char *bus, struct info_nvml *nvml,
                       struct info_host *h)
 {
@@ -195,6 +213,7 @@ void info_gpus(struct info_report *r, struct info_host *h)
         snprintf(label, sizeof(label), "GPU %d", i);
         info_add(r, "gpus", i, "name", label, "%s%s", name, cu.simulated ? " (simulated)" : "");
         info_add(r, "gpus", i, "pci", "PCI", "%s", bus);
+        gpu_link(r, i, &cu, dev);
         bar1(r, i, bus, &nvml);
         processes(r, i, bus, &nvml, h);
     }

@@ -21,6 +21,7 @@ static const struct {
     SYM(DeviceGetCount, "cuDeviceGetCount"),
     SYM(DeviceGet, "cuDeviceGet"),
     SYM(DeviceGetName, "cuDeviceGetName"),
+    SYM(DeviceGetAttribute, "cuDeviceGetAttribute"),
     SYM(DeviceGetPCIBusId, "cuDeviceGetPCIBusId"),
     SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),

@@ -19,6 +19,7 @@ struct tool_cuda {
     CUresult (*DeviceGetCount)(int *count);
     CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
     CUresult (*DeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*DeviceGetAttribute)(int *value, CUdevice_attribute attr, CUdevice dev);
     CUresult (*DeviceGetPCIBusId)(char *busid, int len, CUdevice dev);
     CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
     CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);

@@ -195,7 +195,7 @@ int tool_parse_variant(struct tool_common *c, const char *arg, const char **bad)
         c->variant = arg;
         return 0;
     }
-    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B; v++) {
+    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_LAST_OF_ARCH; v++) {
         if (strcmp(arg, gdrx_copy_variant_name((gdrx_copy_variant_t)v)) == 0) {
             c->variant = arg;
             return 0;

@@ -14,7 +14,7 @@
 #include "gdrx.h"
 #include "tool_variants.h"
 
-#define NVARIANTS (GDRX_COPY_MOVDIR64B - GDRX_COPY_LIBC + 1)
+#define NVARIANTS (GDRX_COPY_LAST_OF_ARCH - GDRX_COPY_LIBC + 1)
 
 int tool_variant_select(const struct tool_common *c)
 {
@@ -167,7 +167,7 @@ int tool_run_variants(const struct tool_common *c, int argc, char **argv)
 
     if (!args)
         return TOOL_EXIT_FAIL;
-    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_MOVDIR64B && !stop; v++, nv++) {
+    for (int v = GDRX_COPY_LIBC; v <= GDRX_COPY_LAST_OF_ARCH && !stop; v++, nv++) {
         const char *name = gdrx_copy_variant_name((gdrx_copy_variant_t)v);
         int n = 0, dashes = argc;
         /* the child's options go after the user's (later ones win) but

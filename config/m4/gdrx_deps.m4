@@ -94,7 +94,7 @@ AC_DEFUN([GDRX_CHECK_UCX], [
         [], [with_ucx_src=auto])
     AC_ARG_WITH([ucx-libdir],
         [AS_HELP_STRING([--with-ucx-libdir=DIR], [directory of libucs.so.0 and libuct.so.0
-                         @<:@first of PREFIX/lib, PREFIX/lib64, PREFIX/lib/x86_64-linux-gnu@:>@])],
+                         @<:@first of PREFIX/lib, PREFIX/lib64, PREFIX/lib/HOST-MULTIARCH (e.g. x86_64-linux-gnu)@:>@])],
         [], [with_ucx_libdir=auto])
     AC_ARG_VAR([UCX_BUILD_CPPFLAGS], [configure-time macros of the target UCX
                (ENABLE_ASSERT, ENABLE_STATS, ...); default: from its config.h or ucx_info -v])
@@ -133,7 +133,7 @@ AC_DEFUN([GDRX_CHECK_UCX], [
     AS_IF([test "x$gdrx_have_ucx" = xyes], [
         AS_IF([test "x$with_ucx_libdir" = xauto], [
             with_ucx_libdir=""
-            for d in $with_ucx/lib $with_ucx/lib64 $with_ucx/lib/x86_64-linux-gnu; do
+            for d in $with_ucx/lib $with_ucx/lib64 $with_ucx/lib/${host_cpu}-${host_os}; do
                 AS_IF([test -e "$d/libuct.so.0" && test -e "$d/libucs.so.0"], [with_ucx_libdir="$d"; break])
             done
         ])

@@ -104,9 +104,14 @@ GDRAPI_EXPORT int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
          * sets the callback flag, gdrcopy's non-persistent behaviour. */
         value = 0;
         break;
-    case GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE:
-        value = 0; /* gdrx cannot ask for a BAR1 mapping over another */
+    case GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE: {
+        /* the backend's answer (gdrdrv: its driver's; dmabuf, nvrm: yes);
+         * a context without CUDA cannot tell, and says no */
+        uint64_t force;
+        value = gdrx_get_attr(gdrapi_ctx(g), GDRX_ATTR_PIN_FLAG_FORCE_PCIE, &force) == 0 &&
+                force != 0;
         break;
+    }
     case GDR_ATTR_USING_DMA_BUF_MMAP:
         value = backend == GDRX_BACKEND_DMABUF;
         break;

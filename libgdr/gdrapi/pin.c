@@ -45,16 +45,16 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint32_t flags, gdr_mh_
 
     if (!handle)
         return EINVAL;
-    /* FORCE_PCIE asks for the BAR1 path where the CPU could also reach the
-     * memory coherently; gdrx's mappings go through BAR1 on PCIe hosts,
-     * where gdrcopy's driver takes the flag as a no-op too (docs/compat.md
-     * for coherent hosts). */
     if (flags & ~(uint32_t)GDR_PIN_FLAG_FORCE_PCIE)
         return EINVAL;
     /* An address inside a GPU page is pinned, never mapped, as gdrcopy
      * does: the mapping would start at the page, before addr, and reach
-     * another allocation's bytes there. */
+     * another allocation's bytes there.  FORCE_PCIE asks for the BAR
+     * where the CPU could reach the memory coherently (a WC mapping
+     * instead of a cached one); on PCIe hosts every mapping is the BAR. */
     uint32_t extra = (addr & GPU_PAGE_OFFSET) ? GDRX_PIN_FLAG_NO_MAP : 0;
+    if (flags & GDR_PIN_FLAG_FORCE_PCIE)
+        extra |= GDRX_PIN_FLAG_FORCE_PCIE;
     /* The range lookup needs CUDA and would fail with a misleading EINVAL
      * there: libgdrx refuses the pin itself (ENODEV) and logs why. */
     if (opened_without_cuda(g))

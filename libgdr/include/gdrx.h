@@ -182,6 +182,17 @@ struct gdrx_open_params {
  * before the address, which may be another allocation's).
  */
 #define GDRX_PIN_FLAG_NO_MAP 2u
+/**
+ * Map through the GPU's PCIe BAR even where the CPU could reach the memory
+ * coherently (Grace Hopper's NVLink-C2C): a write-combined mapping, copied
+ * with the streaming variants, as on a PCIe host.  Without it a coherent
+ * GPU's memory is mapped cached (GDRX_MAPPING_CACHING) and copied with
+ * memcpy.  On PCIe hosts every mapping is through the BAR already, and the
+ * flag changes nothing.  -EOPNOTSUPP where the backend cannot honour it
+ * (GDRX_ATTR_PIN_FLAG_FORCE_PCIE says 0: a gdrdrv whose NVIDIA driver
+ * lacks the BAR1 flag).  gdrcopy's GDR_PIN_FLAG_FORCE_PCIE.
+ */
+#define GDRX_PIN_FLAG_FORCE_PCIE 4u
 
 /** What gdrx_pin_query() reports. */
 struct gdrx_pin_info {
@@ -208,6 +219,7 @@ typedef enum gdrx_attr {
     GDRX_ATTR_COPY_TO_VARIANT    = 5, /**< gdrx_copy_variant_t used by copy_to */
     GDRX_ATTR_COPY_FROM_VARIANT  = 6, /**< gdrx_copy_variant_t used by copy_from */
     GDRX_ATTR_PIN_COUNT          = 7, /**< live pins in the context */
+    GDRX_ATTR_PIN_FLAG_FORCE_PCIE = 8,/**< 1 if gdrx_pin honours GDRX_PIN_FLAG_FORCE_PCIE */
 } gdrx_attr_t;
 
 /** CPU copy routines; GDRX_COPY_VARIANT=<name> forces one. */
@@ -219,7 +231,16 @@ typedef enum gdrx_copy_variant {
     GDRX_COPY_AVX2      = 4,
     GDRX_COPY_AVX512    = 5,
     GDRX_COPY_MOVDIR64B = 6,
+    GDRX_COPY_NEON      = 7, /**< aarch64: Advanced SIMD, with DSB barriers */
 } gdrx_copy_variant_t;
+
+/** The highest variant this architecture has (a loop from GDRX_COPY_LIBC
+ * to it meets every variant that may be supported here). */
+#if defined(__aarch64__)
+#define GDRX_COPY_LAST_OF_ARCH GDRX_COPY_NEON
+#else
+#define GDRX_COPY_LAST_OF_ARCH GDRX_COPY_MOVDIR64B
+#endif
 
 void gdrx_open_params_init(struct gdrx_open_params *params);
 
@@ -304,6 +325,18 @@ int gdrx_copy_to_mapping(gdrx_pin_t pin, void *map_dst, const void *src,
  *  as gdrx_copy_to_mapping(). */
 int gdrx_copy_from_mapping(gdrx_pin_t pin, void *dst, const void *map_src,
                            size_t len);
+
+/**
+ * The copy variants gdrx_copy_to_mapping() (*to) and
+ * gdrx_copy_from_mapping() (*from) use for a mapped pin, chosen when it was
+ * mapped from its mapping type: LIBC both ways for GDRX_MAPPING_CACHING
+ * (coherent memory), the process's default (GDRX_ATTR_COPY_TO_VARIANT,
+ * GDRX_ATTR_COPY_FROM_VARIANT) for a write-combined one.  Either pointer
+ * may be NULL.  -EINVAL if the pin is not live or not mapped, -ESTALE if
+ * CUDA freed its memory.
+ */
+int gdrx_pin_copy_variants(gdrx_t ctx, gdrx_pin_t pin, gdrx_copy_variant_t *to,
+                           gdrx_copy_variant_t *from);
 
 /** -EINVAL for an unknown attr; -EOPNOTSUPP if the backend cannot say. */
 int gdrx_get_attr(gdrx_t ctx, gdrx_attr_t attr, uint64_t *value);

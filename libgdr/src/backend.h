@@ -108,6 +108,11 @@ struct gdrx_backend_ops {
     /* 1 if the backend learnt that the memory was freed (e.g. gdrdrv's
      * callback flag), 0 if not, negative errno on error.  May be NULL. */
     int  (*is_stale)(void *bctx, struct gdrx_backend_pin *bp);
+    /* 1 if pin() honours GDRX_PIN_FLAG_FORCE_PCIE (a mapping through the
+     * BAR where the memory is also reachable coherently), 0 if it refuses
+     * the flag.  NULL: always honoured (the backend maps the BAR only, or
+     * asks the driver for it). */
+    int  (*force_pcie)(void *bctx);
     /* Backend-driver version, major<<16|minor; may be NULL. */
     int  (*driver_version)(void *bctx, uint64_t *version);
     /* The library's fork handlers (fork.c) call these, whether or not a

@@ -1,9 +1,10 @@
 /*
  * backend_dmabuf.c - mapping through a dma-buf the CUDA driver exports for
  * the range (cuMemGetHandleForAddressRange, CUDA >= 11.7), mmap'ed
- * write-combined.  Needs no kernel module of ours, but the NVIDIA driver
- * must support mmap of its dma-bufs; some drivers export them for device
- * import only and refuse mmap, which this backend reports as -EOPNOTSUPP.
+ * write-combined, or cached on a coherent GPU (mapping_kind).  Needs no
+ * kernel module of ours, but the NVIDIA driver must support mmap of its
+ * dma-bufs; some drivers export them for device import only and refuse
+ * mmap, which this backend reports as -EOPNOTSUPP.
  *
  * SPDX-License-Identifier: MIT
  *
@@ -42,8 +43,9 @@ struct dmabuf_ctx {
 };
 
 struct dmabuf_pin {
-    int   fd;
-    off_t offset; /* where the range starts in the dma-buf */
+    int                 fd;
+    off_t               offset; /* where the range starts in the dma-buf */
+    gdrx_mapping_type_t type;   /* what its mmap gives (mapping_kind) */
 };
 
 static int dmabuf_open(void **bctx)
@@ -97,11 +99,46 @@ static int mmap_errno_is_unsupported(int err)
     return err == EOPNOTSUPP || err == KERNEL_ENOTSUPP || err == ENODEV;
 }
 
-static int export_fd(struct dmabuf_ctx *d, uint64_t base, size_t size, int *fd)
+/*
+ * What the CPU mapping of an export will be, and the export's flags.  The
+ * NVIDIA driver exports a coherent GPU's memory (Grace Hopper: the device
+ * reports that pageable memory access uses the host's page tables, ATS
+ * over NVLink-C2C; gdrcopy 2.6 decides from the same attribute) through
+ * the coherent path, mapped cached, unless the export asks for the PCIe
+ * BAR with CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE.  A PCIe GPU's
+ * memory is the BAR whatever the flag says, mapped write-combined, and
+ * the flag is not passed there: cuda.h allows an error for it "otherwise"
+ * than on a supported platform, and drivers before CUDA 12.8 refuse any
+ * flag.  An attribute the driver cannot answer means not coherent: a WC
+ * mapping of coherent memory is slow, a cached one of the BAR wrong.
+ */
+static gdrx_mapping_type_t mapping_kind(struct dmabuf_ctx *d, CUdevice dev, int have_dev,
+                                        uint32_t pin_flags, unsigned long long *export_flags)
+{
+    int coherent = 0;
+
+    if (!have_dev ||
+        d->cu->DeviceGetAttribute(&coherent,
+                                  CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+                                  dev) != CUDA_SUCCESS)
+        coherent = 0;
+    *export_flags = 0;
+    if (!coherent)
+        return GDRX_MAPPING_WC;
+    if (pin_flags & GDRX_PIN_FLAG_FORCE_PCIE) {
+        *export_flags = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
+        return GDRX_MAPPING_WC;
+    }
+    return GDRX_MAPPING_CACHING;
+}
+
+static int export_fd(struct dmabuf_ctx *d, uint64_t base, size_t size,
+                     unsigned long long flags, int *fd)
 {
     int handle = -1;
     CUresult res = d->cu->MemGetHandleForAddressRange(&handle, (CUdeviceptr)base, size,
-                                                       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+                                                       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                       flags);
     if (res != CUDA_SUCCESS)
         return gdrx_cuda_errno(res);
     *fd = handle;
@@ -134,11 +171,12 @@ static int probe_mmap(struct dmabuf_ctx *d, int fd, off_t offset)
 static int dmabuf_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_backend_pin *bp)
 {
     struct dmabuf_ctx *d = bctx;
-    CUdevice dev;
+    CUdevice dev = 0;
     int value = 0;
+    int have_dev = d->cu->DeviceGet(&dev, req->device) == CUDA_SUCCESS;
 
     /* An attribute the driver cannot report is not a "no": try the export. */
-    if (d->cu->DeviceGet(&dev, req->device) == CUDA_SUCCESS &&
+    if (have_dev &&
         d->cu->DeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
                                   dev) == CUDA_SUCCESS && !value) {
         gdrx_info("dmabuf: device %d does not support dma-buf", req->device);
@@ -149,7 +187,9 @@ static int dmabuf_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_ba
         return -ENOMEM;
     uint64_t base = req->win_base;
     size_t size = req->win_size, page = GDRX_GPU_PAGE_SIZE;
-    int rc = export_fd(d, base, size, &dp->fd);
+    unsigned long long flags;
+    dp->type = mapping_kind(d, dev, have_dev, req->flags, &flags);
+    int rc = export_fd(d, base, size, flags, &dp->fd);
     if (rc == -EINVAL) {
         /* The GPU-page window may reach past a small (sub-allocated)
          * allocation; the driver wants host-page alignment only. */
@@ -160,7 +200,7 @@ static int dmabuf_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_ba
             base = lo;
             size = hi - lo;
             page = hp;
-            rc = export_fd(d, base, size, &dp->fd);
+            rc = export_fd(d, base, size, flags, &dp->fd);
         }
     }
     if (rc) {
@@ -221,8 +261,7 @@ static int dmabuf_map(void *bctx, struct gdrx_backend_pin *bp)
     bp->cpu_base = p;
     bp->dbase = bp->pin_base;
     bp->map_size = bp->pin_size;
-    /* What the exporter gives is BAR1 memory on x86: treat it as WC. */
-    bp->type = GDRX_MAPPING_WC;
+    bp->type = dp->type;
     return 0;
 }
 

@@ -6,8 +6,9 @@
  *
  * The driver pins a 64 KiB-aligned range and returns a handle that is also
  * the mmap offset of the pin, in host pages.  Optional ioctls are used only
- * when the driver's version has them (GET_INFO_V2 from 2.4; PIN_BUFFER_V2,
- * GET_ATTR and REQ_MAPPING_TYPE from 2.5).  GDRX_GDRDRV_PATH overrides the
+ * when the driver's version has them (GET_INFO_V2 from 2.4; PIN_BUFFER_V2
+ * and GET_ATTR from 2.5; never REQ_MAPPING_TYPE, see gdrdrv_map).
+ * GDRX_GDRDRV_PATH overrides the
  * device node (tests).  Built with GDRX_GDRDRV_TEST_SEAM, the ioctl and
  * mmap calls go to functions the test program provides.
  */
@@ -47,6 +48,9 @@ struct gdrdrv_ctx {
     /* 1: the driver pins persistently (no free callback, so GET_CB_FLAG
      * never reports a free); -1: unknown (driver older than 2.5). */
     int      persistent;
+    /* 1: PIN_BUFFER_V2 takes FORCE_PCIE (the NVIDIA driver has the BAR1
+     * flag); 0: not, or a driver older than 2.5. */
+    int      force_pcie;
 };
 
 struct gdrdrv_pin {
@@ -136,6 +140,8 @@ static int gdrdrv_open(void **bctx)
         struct gdrdrv_get_attr_args attr = { .attr = GDRDRV_ATTR_USE_PERSISTENT_MAPPING };
         if (xioctl(g, GDRDRV_IOC_GET_ATTR, &attr) == 0)
             g->persistent = attr.val != 0;
+        attr = (struct gdrdrv_get_attr_args){ .attr = GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE };
+        g->force_pcie = xioctl(g, GDRDRV_IOC_GET_ATTR, &attr) == 0 && attr.val != 0;
     }
     gdrx_info("gdrdrv: %s, driver ABI %u.%u, persistent pins: %s", path, VMAJ(g->version),
               VMIN(g->version), g->persistent < 0 ? "unknown" : g->persistent ? "yes" : "no");
@@ -162,13 +168,25 @@ static int gdrdrv_precheck(void)
     return rc;
 }
 
-static int do_pin(struct gdrdrv_ctx *g, uint64_t addr, uint64_t size, gdrdrv_handle_t *handle)
+static int gdrdrv_force_pcie(void *bctx)
+{
+    return ((struct gdrdrv_ctx *)bctx)->force_pcie;
+}
+
+static int do_pin(struct gdrdrv_ctx *g, uint64_t addr, uint64_t size, uint32_t pin_flags,
+                  gdrdrv_handle_t *handle)
 {
     int rc;
+    int force = (pin_flags & GDRX_PIN_FLAG_FORCE_PCIE) != 0;
 
+    if (force && !g->force_pcie) {
+        gdrx_info("gdrdrv: this driver cannot force a mapping through the PCIe BAR");
+        return -EOPNOTSUPP;
+    }
     if (g->version >= GDRDRV_VERSION_WITH_PIN_BUFFER_V2) {
         struct gdrdrv_pin_buffer_v2_args a = { .addr = addr, .size = size,
-                                               .flags = GDRDRV_PIN_FLAG_DEFAULT };
+                                               .flags = force ? GDRDRV_PIN_FLAG_FORCE_PCIE :
+                                                                GDRDRV_PIN_FLAG_DEFAULT };
         rc = xioctl(g, GDRDRV_IOC_PIN_BUFFER_V2, &a);
         *handle = a.handle;
     } else {
@@ -218,7 +236,7 @@ static int gdrdrv_pin(void *bctx, const struct gdrx_pin_req *req, struct gdrx_ba
 
     if (!gp)
         return -ENOMEM;
-    int rc = do_pin(g, req->win_base, req->win_size, &gp->handle);
+    int rc = do_pin(g, req->win_base, req->win_size, req->flags, &gp->handle);
     if (rc) {
         gdrx_dbg("gdrdrv: pin of [%#llx, +%zu) failed: %d",
                  (unsigned long long)req->win_base, req->win_size, rc);
@@ -255,13 +273,15 @@ static int gdrdrv_map(void *bctx, struct gdrx_backend_pin *bp)
     struct gdrdrv_ctx *g = bctx;
     struct gdrdrv_pin *gp = bp->priv;
 
-    if (g->version >= GDRDRV_VERSION_WITH_REQ_MAPPING_TYPE) {
-        struct gdrdrv_req_mapping_type_args a = { .handle = gp->handle,
-                                                  .mapping_type = GDRDRV_MAPPING_WC };
-        int rc = xioctl(g, GDRDRV_IOC_REQ_MAPPING_TYPE, &a);
-        if (rc) /* e.g. a coherent platform: take what the driver gives */
-            gdrx_info("gdrdrv: WC mapping not granted (%d); using the driver's default", rc);
-    }
+    /*
+     * No REQ_MAPPING_TYPE: the driver's default is the right type.  It
+     * maps CACHING exactly the pages NVIDIA's driver marked CPU-cacheable
+     * (a coherent platform, NVLink-C2C; never after FORCE_PCIE, which pins
+     * the BAR) and WC the others.  Asking for WC, as libgdrx did before,
+     * gets a WC mapping of coherent memory too: slower, and on arm64
+     * cacheable memory mapped with a mismatched (Normal-NC) attribute.
+     * GET_INFO after mmap says what the driver gave.
+     */
     off_t offset = (off_t)(gp->handle << g->page_shift);
     void *p = drv_mmap(NULL, bp->pin_size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, offset);
     if (p == MAP_FAILED) {
@@ -320,5 +340,6 @@ const struct gdrx_backend_ops gdrx_backend_gdrdrv_ops = {
     .map            = gdrdrv_map,
     .unmap          = gdrdrv_unmap,
     .is_stale       = gdrdrv_is_stale,
+    .force_pcie     = gdrdrv_force_pcie,
     .driver_version = gdrdrv_driver_version,
 };

@@ -91,6 +91,9 @@ struct gdrx_pin {
     struct gdrx_pin_req            req;
     struct gdrx_backend_pin        bp;
     unsigned                       fences; /* hooked CUDA calls holding it (stale.c) */
+    /* The variants of fp.to / fp.from while copies may run (fastpath.c),
+     * for gdrx_pin_copy_variants. */
+    gdrx_copy_variant_t            copy_to, copy_from;
 };
 
 _Static_assert(offsetof(struct gdrx_pin, fp) + sizeof(struct gdrx_pin_fp) <= 64,
@@ -126,6 +129,9 @@ int  gdrx_pin_create(struct gdrx_ctx *ctx, uint64_t dptr, size_t len, uint32_t f
                      uint64_t *id);
 int  gdrx_pin_map_locked(struct gdrx_pin *pin, void **cpu_ptr);
 int  gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info);
+/* pin.c: gdrx_pin_copy_variants of a locked pin. */
+int  gdrx_pin_copy_variants_locked(struct gdrx_pin *pin, gdrx_copy_variant_t *to,
+                                   gdrx_copy_variant_t *from);
 
 /* pin_state.c: the transitions, one per event, pin->lock held (see the
  * table there).  Each publishes the fast path's view of the new state. */

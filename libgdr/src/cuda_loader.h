@@ -10,6 +10,12 @@
 
 #include <cuda.h>
 
+/* CUDA 12.8 named this cuMemGetHandleForAddressRange flag (the PCIe BAR
+ * rather than a coherent path); older headers lack it. */
+#if CUDA_VERSION < 12080
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
+#endif
+
 /* The member types follow cuda.h's prototypes, which name the current ABI
  * of each entry point (cuMemGetAddressRange is the _v2 one, ...). */
 struct gdrx_cuda {

@@ -48,14 +48,14 @@ void gdrx_pin_fp_publish(struct gdrx_pin *pin, int err)
     if (err == 0) {
         cpu = (uintptr_t)pin->bp.cpu_base + (uintptr_t)(pin->req.dptr - pin->bp.dbase);
         len = pin->req.len;
-        const struct gdrx_copy_impl *impl = gdrx_copy_default();
-        struct gdrx_copy_impl libc;
-        /* Coherent memory gains nothing from streaming accesses. */
-        if (pin->bp.type == GDRX_MAPPING_CACHING &&
-            gdrx_copy_impl_get(GDRX_COPY_LIBC, &libc) == 0)
-            impl = &libc;
+        /* cached (coherent) memory: memcpy; the BAR: streaming, fenced */
+        const struct gdrx_copy_impl *impl = gdrx_copy_for_mapping(pin->bp.type);
         to = impl->to_mapping;
         from = impl->from_mapping;
+        pin->copy_to = impl->variant;
+        pin->copy_from = impl->from_variant;
+    } else {
+        pin->copy_to = pin->copy_from = GDRX_COPY_AUTO;
     }
     struct gdrx_pin_fp *fp = &pin->fp;
     /* Odd now; even is the rule between writers, but a fork child may

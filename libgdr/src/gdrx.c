@@ -104,7 +104,8 @@ GDRX_EXPORT int gdrx_pin(gdrx_t ctx, uint64_t dptr, size_t len, uint32_t flags,
 {
     if (gdrx_fork_refuse(__func__))
         return -EDEADLK;
-    if (!pin_out || len == 0 || dptr == 0 || (flags & ~(GDRX_PIN_FLAG_SPAN | GDRX_PIN_FLAG_NO_MAP)) ||
+    if (!pin_out || len == 0 || dptr == 0 || (flags & ~(GDRX_PIN_FLAG_SPAN | GDRX_PIN_FLAG_NO_MAP |
+                                                      GDRX_PIN_FLAG_FORCE_PCIE)) ||
         len > UINT64_MAX - dptr)
         return -EINVAL;
     struct gdrx_ctx *c;
@@ -208,6 +209,27 @@ GDRX_EXPORT int gdrx_pin_query(gdrx_t ctx, gdrx_pin_t pin, struct gdrx_pin_info 
     return with_pin(ctx, pin, query_op, info, 0);
 }
 
+struct variants_arg {
+    gdrx_copy_variant_t *to, *from;
+};
+
+static int variants_op(struct gdrx_pin *p, void *arg)
+{
+    struct variants_arg *a = arg;
+
+    return gdrx_pin_copy_variants_locked(p, a->to, a->from);
+}
+
+GDRX_EXPORT int gdrx_pin_copy_variants(gdrx_t ctx, gdrx_pin_t pin, gdrx_copy_variant_t *to,
+                                       gdrx_copy_variant_t *from)
+{
+    struct variants_arg a = { to, from };
+
+    if (gdrx_fork_refuse(__func__))
+        return -EDEADLK;
+    return with_pin(ctx, pin, variants_op, &a, 0);
+}
+
 static int ctx_attr(struct gdrx_ctx *c, gdrx_attr_t attr, uint64_t *value)
 {
     uint64_t v = 0;
@@ -239,6 +261,11 @@ static int ctx_attr(struct gdrx_ctx *c, gdrx_attr_t attr, uint64_t *value)
         break;
     case GDRX_ATTR_COPY_FROM_VARIANT:
         v = (uint64_t)gdrx_copy_default()->from_variant;
+        break;
+    case GDRX_ATTR_PIN_FLAG_FORCE_PCIE:
+        if (no_cuda)
+            return -ENODEV;
+        v = c->ops->force_pcie ? (uint64_t)c->ops->force_pcie(c->bctx) : 1;
         break;
     case GDRX_ATTR_PIN_COUNT:
         v = atomic_load_explicit(&c->pin_count, memory_order_relaxed);

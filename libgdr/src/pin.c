@@ -282,3 +282,19 @@ int gdrx_pin_query_locked(struct gdrx_pin *pin, struct gdrx_pin_info *info)
     }
     return 0;
 }
+
+int gdrx_pin_copy_variants_locked(struct gdrx_pin *pin, gdrx_copy_variant_t *to,
+                                  gdrx_copy_variant_t *from)
+{
+    int stale = gdrx_pin_refresh_stale_locked(pin);
+
+    if (stale)
+        return stale > 0 ? -ESTALE : stale;
+    if (pin->state != GDRX_PIN_MAPPED)
+        return -EINVAL;
+    if (to)
+        *to = pin->copy_to;
+    if (from)
+        *from = pin->copy_from;
+    return 0;
+}

@@ -275,7 +275,8 @@ static void test_names_and_parse(void)
         CU_ASSERT_STRING_EQUAL(gdrx_copy_variant_name((gdrx_copy_variant_t)v), names[v]);
         CU_ASSERT(gdrx_copy_variant_parse(names[v], &p) == 0 && p == (gdrx_copy_variant_t)v);
     }
-    CU_ASSERT_STRING_EQUAL(gdrx_copy_variant_name((gdrx_copy_variant_t)7), "unknown");
+    CU_ASSERT_STRING_EQUAL(gdrx_copy_variant_name(GDRX_COPY_NEON), "neon");
+    CU_ASSERT_STRING_EQUAL(gdrx_copy_variant_name((gdrx_copy_variant_t)8), "unknown");
     CU_ASSERT_STRING_EQUAL(gdrx_copy_variant_name((gdrx_copy_variant_t)-1), "unknown");
     gdrx_copy_variant_t p = GDRX_COPY_SSE2;
     CU_ASSERT(gdrx_copy_variant_parse("", &p) == -EINVAL && p == GDRX_COPY_SSE2);

@@ -8,12 +8,19 @@ tests_copy_test_copy_SOURCES = \
 	tests/copy/test_copy.c \
 	tests/copy/copy_equal.c \
 	tests/copy/copy_guard.c \
+	tests/copy/copy_driver_check.c
+if GDRX_ARCH_AARCH64
+# choice and barriers of the aarch64 routines (the x86 files read CPUID
+# words, single-step with the trap flag and follow x86 fences)
+tests_copy_test_copy_SOURCES += tests/copy/copy_dispatch_arm.c
+else
+tests_copy_test_copy_SOURCES += \
 	tests/copy/copy_once.c \
-	tests/copy/copy_driver_check.c \
 	tests/copy/copy_dispatch_test.c \
 	tests/copy/copy_fence_check.c \
 	tests/copy/fence_flow.h \
 	tests/copy/fence_flow.c
+endif
 tests_copy_test_copy_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/libgdr/src/copy \
 	-DGDRX_TEST_OBJDUMP='"$(OBJDUMP)"'
 tests_copy_test_copy_CFLAGS = $(AM_CFLAGS) -pthread

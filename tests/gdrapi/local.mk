@@ -17,8 +17,8 @@ check_PROGRAMS += tests/gdrapi/test_gdrapi
 GDRX_SUITES    += tests/gdrapi/test_gdrapi
 tests_gdrapi_test_gdrapi_SOURCES = $(GDRX_GDRAPI_HELPERS) $(GDRX_GDRAPI_CASES) \
 	tests/gdrapi/test_gdrapi.c tests/gdrapi/test_abi.c tests/gdrapi/test_compat.c \
-	tests/gdrapi/elf_dyn.h tests/gdrapi/elf_dyn.c
-tests_gdrapi_test_gdrapi_CPPFLAGS = $(GDRX_GDRAPI_TEST_CPPFLAGS)
+	tests/gdrapi/test_coherent.c tests/gdrapi/elf_dyn.h tests/gdrapi/elf_dyn.c
+tests_gdrapi_test_gdrapi_CPPFLAGS = $(GDRX_GDRAPI_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_gdrapi_test_gdrapi_CFLAGS   = $(AM_CFLAGS) -pthread
 tests_gdrapi_test_gdrapi_LDADD    = $(GDRX_GDRAPI_TEST_LIBS) $(DL_LIBS) -lpthread
 GDRX_THREAD_SUITES += tests/gdrapi/test_gdrapi

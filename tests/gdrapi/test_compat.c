@@ -302,16 +302,19 @@ static void test_va_never_past_addr(void)
 
 /* ---- flags ---- */
 
-/* GDR_PIN_FLAG_FORCE_PCIE is passed on (gdrx's mappings are BAR1 where
- * the flag means anything on PCIe hosts); unknown pin flags are refused.
- * A mapping kind the backend cannot give: EOPNOTSUPP, gdrdrv's answer,
- * with nothing left mapped. */
+/* GDR_PIN_FLAG_FORCE_PCIE is taken where GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE
+ * says so (on a PCIe host every mapping is the BAR; coherent hosts:
+ * test_coherent.c) and refused with nothing pinned where it does not (a
+ * gdrdrv in callback mode, as gdrcopy's gdrdrv refuses it there); unknown
+ * pin flags are refused.  A mapping kind the backend cannot give:
+ * EOPNOTSUPP, gdrdrv's answer, with nothing left mapped. */
 static void test_pin_and_map_flags(void)
 {
     struct ga_buf b;
     gdr_mh_t mh;
     gdr_info_t info;
     void *map = NULL;
+    int force = -1;
 
     CUdeviceptr d;
     gdr_t g;
@@ -319,10 +322,18 @@ static void test_pin_and_map_flags(void)
     CU_ASSERT_EQUAL(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, 2, &mh), EINVAL);
     CU_ASSERT_EQUAL(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, GDR_PIN_FLAG_FORCE_PCIE | 2, &mh),
                     EINVAL);
+    CU_ASSERT_EQUAL(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &force), 0);
     memset(&b, 0, sizeof(b));
     b.g = g;
     b.map_size = GPU_PAGE_SIZE;
-    GDRX_REQUIRE(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, GDR_PIN_FLAG_FORCE_PCIE, &b.mh) == 0);
+    if (force == 1) {
+        GDRX_REQUIRE(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, GDR_PIN_FLAG_FORCE_PCIE, &b.mh) == 0);
+    } else {
+        CU_ASSERT_EQUAL(force, 0);
+        CU_ASSERT_NOT_EQUAL(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, GDR_PIN_FLAG_FORCE_PCIE,
+                                              &mh), 0);
+        GDRX_REQUIRE(gdr_pin_buffer_v2(g, d, GPU_PAGE_SIZE, 0, &b.mh) == 0);
+    }
     CU_ASSERT_EQUAL(gdr_map_v2(g, b.mh, &map, GPU_PAGE_SIZE, GDR_MAP_FLAG_REQ_CACHE_MAPPING),
                     EOPNOTSUPP);
     CU_ASSERT_EQUAL(gdr_map_v2(g, b.mh, &map, GPU_PAGE_SIZE, GDR_MAP_FLAG_REQ_DEVICE_MAPPING),

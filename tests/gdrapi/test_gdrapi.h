@@ -15,6 +15,7 @@ extern const struct gdrx_test_case gapi_ranges_cases[];  /* test_ranges.c */
 extern const struct gdrx_test_case gapi_info_v1_cases[]; /* test_info_v1.c */
 extern const struct gdrx_test_case gapi_abi_cases[];     /* test_abi.c */
 extern const struct gdrx_test_case gapi_compat_cases[];  /* test_compat.c */
+extern const struct gdrx_test_case gapi_coherent_cases[]; /* test_coherent.c */
 
 /* The suites that hold on every backend, for a suite table. */
 #define GAPI_BACKEND_SUITES                                  \

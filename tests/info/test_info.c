@@ -117,6 +117,21 @@ static void test_sim_default(void)
     HAS("\n    library      info: cuda_load: CUDA driver 13.0 loaded\n");
 }
 
+/* Coherent or PCIe per GPU, and the mapping and copies the dmabuf probe
+ * got: cached and memcpy on a coherent GPU (SIMCU_COHERENT=1), WC and the
+ * streaming default through the BAR otherwise. */
+static void test_coherent_link(void)
+{
+    CU_ASSERT_EQUAL(info("SIMCU_COHERENT=1", "--no-ucx"), 0);
+    HAS("link         coherent (NVLink-C2C)");
+    HAS("mapping      caching (coherent), copies libc to the GPU, libc from it");
+    LACKS("through the PCIe BAR");
+    CU_ASSERT_EQUAL(info("", "--no-ucx"), 0);
+    HAS("link         PCIe: mapped write-combined through BAR1");
+    HAS("mapping      wc (through the PCIe BAR), copies ");
+    LACKS("copies libc");
+}
+
 /* SIMCU_DEVICES=0 is out of the sim's range: its cuInit fails with
  * CUDA_ERROR_NO_DEVICE, as on a node whose GPU CUDA cannot use. */
 static void test_no_backend(void)
@@ -349,6 +364,16 @@ static const char *permission_case_setup(void)
  * exports; none with GDRX_FREE_HOOKS=0. */
 static void test_hooks_section(void)
 {
+#if defined(__aarch64__)
+    /* the hooks are x86-64 only: never claimed, with or without the
+     * variable (docs/arm64.md) */
+    CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
+    HAS("\nCUDA hooks\n  state          not available on this platform\n");
+    LACKS("hooked");
+    CU_ASSERT_EQUAL(info("GDRX_FREE_HOOKS=0", "--no-ucx"), 0);
+    HAS("\nCUDA hooks\n  state          not available on this platform\n");
+    return;
+#endif
     CU_ASSERT_EQUAL(info("", "--no-ucx -v"), 0);
     HAS("\nCUDA hooks\n  hooked         15 of the 15 entry points this libcuda exports\n");
     HAS("cuMemFree_v2, cuMemFreeAsync, cuMemUnmap, cuIpcCloseMemHandle,");
@@ -357,6 +382,25 @@ static void test_hooks_section(void)
     HAS("\"hooks\": {\"hooked\": \"15 of the 15 entry points this libcuda exports\"");
     CU_ASSERT_EQUAL(info("GDRX_FREE_HOOKS=0", "--no-ucx"), 0);
     HAS("\nCUDA hooks\n  state          not installed (GDRX_FREE_HOOKS=0");
+}
+
+/* The copy routines gdrx-info reports are this architecture's: NEON both
+ * ways on aarch64 (a write-combined mapping there needs its barriers),
+ * never NEON on x86-64; GDRX_COPY_VARIANT=libc is taken on both. */
+static void test_copy_variant(void)
+{
+    CU_ASSERT_EQUAL(info("", "--no-ucx"), 0);
+#if defined(__aarch64__)
+    HAS("\n  to mapping     neon\n");
+    HAS("\n  from mapping   neon\n");
+    HAS("  variants       libc sse2(no) sse41(no) avx2(no) avx512(no) movdir64b(no) neon\n");
+#else
+    LACKS("neon");
+    LACKS("\n  to mapping     libc\n");
+#endif
+    CU_ASSERT_EQUAL(info("GDRX_COPY_VARIANT=libc", "--no-ucx"), 0);
+    HAS("\n  to mapping     libc\n");
+    HAS("\n  from mapping   libc\n");
 }
 
 static void test_backend_env(void)
@@ -542,6 +586,7 @@ static void test_ucx(void)
 static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_usage_errors),
     GDRX_TEST_CASE(test_sim_default),
+    GDRX_TEST_CASE(test_coherent_link),
     GDRX_TEST_CASE(test_no_backend),
     GDRX_TEST_CASE(test_dmabuf_mmap_refused),
     GDRX_TEST_CASE(test_json),
@@ -551,6 +596,7 @@ static struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_gdrdrv_node),
     GDRX_TEST_CASE(test_gdrdrv_permission),
     GDRX_TEST_CASE(test_hooks_section),
+    GDRX_TEST_CASE(test_copy_variant),
     GDRX_TEST_CASE(test_backend_env),
     GDRX_TEST_CASE(test_fake_root),
     GDRX_TEST_CASE(test_nvml_bar1),

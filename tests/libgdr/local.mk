@@ -40,6 +40,12 @@ tests_libgdr_test_pin_span_nvrm_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -DPIN_SPAN_NVRM
 tests_libgdr_test_pin_span_nvrm_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
 EXTRA_tests_libgdr_test_pin_span_nvrm_DEPENDENCIES = tests/nvrm/libnvrm_emu.la
 
+check_PROGRAMS += tests/libgdr/test_coherent
+GDRX_SUITES    += tests/libgdr/test_coherent
+tests_libgdr_test_coherent_SOURCES  = tests/libgdr/test_coherent.c
+tests_libgdr_test_coherent_CPPFLAGS = $(GDRX_TEST_CPPFLAGS) -I$(top_srcdir)/tests/sim
+tests_libgdr_test_coherent_LDADD    = $(GDRX_LIBGDR_TEST_LIBS)
+
 check_PROGRAMS += tests/libgdr/test_stale
 GDRX_SUITES    += tests/libgdr/test_stale
 tests_libgdr_test_stale_SOURCES  = tests/libgdr/test_stale.c

@@ -61,6 +61,7 @@ int tc_load(void)
     LOADSIM(last_copy, "simcu_last_copy");
     LOADSIM(live_streams, "simcu_live_streams");
     LOADSIM(hide_entry_point, "simcu_hide_entry_point");
+    LOADSIM(last_export, "simcu_last_export");
     LOADSIM(place_next_alloc, "simcu_place_next_alloc");
     return tsim.fail_next != NULL;
 }

@@ -54,6 +54,7 @@ struct tsim {
     int  (*last_copy)(struct simcu_copy_info *out);
     long (*live_streams)(void);
     int  (*hide_entry_point)(const char *symbol, int hide);
+    int  (*last_export)(unsigned long long *flags);
     int  (*place_next_alloc)(CUdeviceptr va, unsigned flags);
 };
 

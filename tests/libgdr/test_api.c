@@ -188,7 +188,7 @@ static void test_pin_bad_input(void)
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, 0, NULL), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 0, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, 0, 4096, 0, &pin), -EINVAL);
-    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_NO_MAP << 1, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_FORCE_PCIE << 1, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, 0x80000000u, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, SIZE_MAX, 0, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, p, (size_t)1 << 62, 0, &pin), -EINVAL);
@@ -358,9 +358,9 @@ static void test_get_attr(void)
     CU_ASSERT_EQUAL(tc.DeviceGetCount(&n), CUDA_SUCCESS);
     CU_ASSERT_EQUAL(v, (uint64_t)n);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_COPY_TO_VARIANT, &v), 0);
-    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_MOVDIR64B);
+    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_LAST_OF_ARCH);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_COPY_FROM_VARIANT, &v), 0);
-    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_MOVDIR64B);
+    CU_ASSERT(v > GDRX_COPY_AUTO && v <= GDRX_COPY_LAST_OF_ARCH);
     CU_ASSERT_EQUAL(gdrx_get_attr(f.g, GDRX_ATTR_PIN_COUNT, &v), 0);
     CU_ASSERT_EQUAL(v, 1);
     gdrx_pin_t p2;

@@ -61,7 +61,7 @@ static void test_pin_no_map(void)
     gdrx_t g = tc_open();
     CUdeviceptr p = tc_alloc(256 * KiB);
     GDRX_REQUIRE(p != 0);
-    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_NO_MAP << 1, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, p, 4096, GDRX_PIN_FLAG_FORCE_PCIE << 1, &pin), -EINVAL);
     GDRX_REQUIRE(gdrx_pin(g, p + 100, 4096, GDRX_PIN_FLAG_NO_MAP, &pin) == 0);
     CU_ASSERT_EQUAL(gdrx_map(g, pin, &cpu), -EPERM);
     CU_ASSERT_PTR_NULL(cpu);

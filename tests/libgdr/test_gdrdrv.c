@@ -25,7 +25,7 @@
 static struct fake_driver {
     uint32_t      version, min_lib;
     int           version_errno;  /* GET_VERSION fails with it if set */
-    int           pin_errno, req_map_errno, mmap_errno, cb_errno;
+    int           pin_errno, mmap_errno, cb_errno;
     uint32_t      cb_flag;
     uint32_t      mapping_type;   /* reported once mapped */
     unsigned long calls[64];
@@ -36,6 +36,9 @@ static struct fake_driver {
     int           live_pins;      /* pinned and not yet unpinned */
     int           mapped;
     uint32_t      persistent;     /* GET_ATTR USE_PERSISTENT_MAPPING */
+    uint32_t      force_pcie;     /* GET_ATTR SUPPORT_PIN_FLAG_FORCE_PCIE */
+    int           cacheable;      /* NVIDIA's pages are CPU-cacheable (coherent) */
+    uint32_t      pin_flags;      /* of the last PIN_BUFFER_V2 */
     off_t         mmap_off;
     size_t        mmap_len;
 } fk;
@@ -91,7 +94,13 @@ int gdrdrv_test_ioctl(int fd, unsigned long req, void *arg)
         } else {
             struct gdrdrv_pin_buffer_v2_args *a = arg;
             fk.addr = a->addr, fk.size = a->size, a->handle = fk.handle;
+            fk.pin_flags = a->flags;
         }
+        /* The driver's default type: cached for cacheable pages, which
+         * FORCE_PCIE never pins (gdrdrv_mmap.c) */
+        if (fk.cacheable)
+            fk.mapping_type = fk.pin_flags & GDRDRV_PIN_FLAG_FORCE_PCIE ?
+                              GDRDRV_MAPPING_WC : GDRDRV_MAPPING_CACHING;
         fk.live_pins++;
         return 0;
     }
@@ -118,8 +127,6 @@ int gdrdrv_test_ioctl(int fd, unsigned long req, void *arg)
         struct gdrdrv_req_mapping_type_args *a = arg;
         if (fk.version < V(2, 5))
             return fail_with(ENOTTY);
-        if (fk.req_map_errno)
-            return fail_with(fk.req_map_errno);
         fk.mapping_type = a->mapping_type;
         return 0;
     }
@@ -132,9 +139,14 @@ int gdrdrv_test_ioctl(int fd, unsigned long req, void *arg)
     }
     if (req == GDRDRV_IOC_GET_ATTR) {
         struct gdrdrv_get_attr_args *a = arg;
-        if (fk.version < V(2, 5) || a->attr != GDRDRV_ATTR_USE_PERSISTENT_MAPPING)
-            return fail_with(fk.version < V(2, 5) ? ENOTTY : EINVAL);
-        a->val = fk.persistent;
+        if (fk.version < V(2, 5))
+            return fail_with(ENOTTY);
+        if (a->attr == GDRDRV_ATTR_USE_PERSISTENT_MAPPING)
+            a->val = fk.persistent;
+        else if (a->attr == GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE)
+            a->val = fk.force_pcie;
+        else
+            return fail_with(EINVAL);
         return 0;
     }
     if (req == GDRDRV_IOC_UNPIN_BUFFER) {
@@ -221,7 +233,7 @@ static struct gdrx_pin_req request(void)
 }
 
 /* Pin + map + unmap + unpin on a driver of the given version. */
-static void cycle(uint32_t version, unsigned long pin_ioc, unsigned long info_ioc, int req_type)
+static void cycle(uint32_t version, unsigned long pin_ioc, unsigned long info_ioc)
 {
     void *bctx = open_fake(version, 0);
     struct gdrx_pin_req r = request();
@@ -237,7 +249,8 @@ static void cycle(uint32_t version, unsigned long pin_ioc, unsigned long info_io
     CU_ASSERT_EQUAL(bp.page_size, 65536);
     CU_ASSERT_EQUAL_FATAL(ops->map(bctx, &bp), 0);
     CU_ASSERT(called(info_ioc));
-    CU_ASSERT_EQUAL(called(GDRDRV_IOC_REQ_MAPPING_TYPE), req_type);
+    /* the driver's default type is the right one (gdrdrv_map) */
+    CU_ASSERT(!called(GDRDRV_IOC_REQ_MAPPING_TYPE));
     CU_ASSERT_EQUAL(fk.mmap_off, (off_t)(fk.handle * (uint64_t)sysconf(_SC_PAGESIZE)));
     CU_ASSERT_EQUAL(fk.mmap_len, r.win_size);
     CU_ASSERT_EQUAL(bp.dbase, r.win_base);
@@ -256,7 +269,7 @@ static void cycle(uint32_t version, unsigned long pin_ioc, unsigned long info_io
 
 static void test_driver_2_5(void)
 {
-    cycle(V(2, 5), GDRDRV_IOC_PIN_BUFFER_V2, GDRDRV_IOC_GET_INFO_V2, 1);
+    cycle(V(2, 5), GDRDRV_IOC_PIN_BUFFER_V2, GDRDRV_IOC_GET_INFO_V2);
     CU_ASSERT(called(GDRDRV_IOC_GET_ATTR));
     CU_ASSERT(!called(GDRDRV_IOC_PIN_BUFFER));
     CU_ASSERT(!called(GDRDRV_IOC_GET_INFO));
@@ -264,7 +277,7 @@ static void test_driver_2_5(void)
 
 static void test_driver_2_4(void)
 {
-    cycle(V(2, 4), GDRDRV_IOC_PIN_BUFFER, GDRDRV_IOC_GET_INFO_V2, 0);
+    cycle(V(2, 4), GDRDRV_IOC_PIN_BUFFER, GDRDRV_IOC_GET_INFO_V2);
     CU_ASSERT(!called(GDRDRV_IOC_GET_ATTR));
     CU_ASSERT(!called(GDRDRV_IOC_PIN_BUFFER_V2));
     CU_ASSERT(!called(GDRDRV_IOC_GET_INFO));
@@ -272,7 +285,7 @@ static void test_driver_2_4(void)
 
 static void test_driver_2_0(void)
 {
-    cycle(V(2, 0), GDRDRV_IOC_PIN_BUFFER, GDRDRV_IOC_GET_INFO, 0);
+    cycle(V(2, 0), GDRDRV_IOC_PIN_BUFFER, GDRDRV_IOC_GET_INFO);
     CU_ASSERT(!called(GDRDRV_IOC_PIN_BUFFER_V2));
     CU_ASSERT(!called(GDRDRV_IOC_GET_INFO_V2));
 }
@@ -291,8 +304,7 @@ static void test_failures(void)
     fk.mmap_errno = EACCES;
     CU_ASSERT_EQUAL(ops->map(bctx, &bp), -EACCES);
     fk.mmap_errno = 0;
-    /* WC refused (a coherent platform): map what the driver gives */
-    fk.req_map_errno = EINVAL;
+    /* whatever type the driver gives is what the mapping says */
     fk.mapping_type = GDRDRV_MAPPING_CACHING;
     CU_ASSERT_EQUAL_FATAL(ops->map(bctx, &bp), 0);
     CU_ASSERT_EQUAL(bp.type, GDRX_MAPPING_CACHING);
@@ -333,6 +345,40 @@ static void test_nothing_left_behind(void)
     CU_ASSERT_EQUAL(still, 0);
 }
 
+/* A coherent platform (NVIDIA's page tables CPU-cacheable): mapped cached
+ * without the flag, WC through the BAR with FORCE_PCIE, which reaches the
+ * driver as its PIN_BUFFER_V2 flag; refused where the driver cannot. */
+static void test_coherent_driver(void)
+{
+    struct gdrx_pin_req r = request();
+    struct gdrx_backend_pin bp = { 0 };
+    void *bctx = open_fake(V(2, 5), 0);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bctx);
+    fk.cacheable = 1;
+    CU_ASSERT_EQUAL(ops->force_pcie(bctx), 0);
+    r.flags = GDRX_PIN_FLAG_FORCE_PCIE;
+    CU_ASSERT_EQUAL(ops->pin(bctx, &r, &bp), -EOPNOTSUPP);
+    CU_ASSERT(!called(GDRDRV_IOC_PIN_BUFFER_V2));
+    ops->close(bctx);
+
+    fake_reset(V(2, 5));
+    fk.cacheable = 1;
+    fk.force_pcie = 1;
+    CU_ASSERT_EQUAL_FATAL(ops->open(&bctx), 0);
+    CU_ASSERT_EQUAL(ops->force_pcie(bctx), 1);
+    for (int force = 0; force < 2; force++) {
+        r.flags = force ? GDRX_PIN_FLAG_FORCE_PCIE : 0;
+        CU_ASSERT_EQUAL_FATAL(ops->pin(bctx, &r, &bp), 0);
+        CU_ASSERT_EQUAL(fk.pin_flags, force ? GDRDRV_PIN_FLAG_FORCE_PCIE : 0);
+        CU_ASSERT_EQUAL_FATAL(ops->map(bctx, &bp), 0);
+        CU_ASSERT_EQUAL(bp.type, force ? GDRX_MAPPING_WC : GDRX_MAPPING_CACHING);
+        CU_ASSERT_EQUAL(ops->unmap(bctx, &bp), 0);
+        CU_ASSERT_EQUAL(ops->unpin(bctx, &bp), 0);
+    }
+    ops->close(bctx);
+}
+
 static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_version_rules),
     GDRX_TEST_CASE(test_open),
@@ -340,6 +386,7 @@ static const struct gdrx_test_case cases[] = {
     GDRX_TEST_CASE(test_driver_2_4),
     GDRX_TEST_CASE(test_driver_2_0),
     GDRX_TEST_CASE(test_failures),
+    GDRX_TEST_CASE(test_coherent_driver),
     GDRX_TEST_CASE(test_nothing_left_behind),
     GDRX_TEST_END,
 };

@@ -103,7 +103,7 @@ static void test_span_flags(void)
         return;
     gdrx_t g = tc_open();
     CUdeviceptr a = tc_alloc(4 * KiB);
-    CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, 4, &pin), -EINVAL);
+    CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, GDRX_PIN_FLAG_FORCE_PCIE << 1, &pin), -EINVAL);
     CU_ASSERT_EQUAL(gdrx_pin(g, a, 4 * KiB, GDRX_PIN_FLAG_SPAN | 0x80000000u, &pin), -EINVAL);
     assert_nothing_pinned(g, pin);
     /* a span that stays inside its allocation is a plain pin */

@@ -21,6 +21,7 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/sim_vmm.c \
 	tests/sim/sim_ipc.c \
 	tests/sim/sim_memory.c \
+	tests/sim/sim_dmabuf.c \
 	tests/sim/sim_mem_api.c \
 	tests/sim/sim_copy.c \
 	tests/sim/sim_stream.c \

@@ -195,8 +195,10 @@ static int attribute_value(CUdevice_attribute attrib, CUdevice dev)
         return CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST;
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
         return CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
-    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: return 0;
-    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return 0;
+    /* 1 on a coherent GPU (Grace Hopper, ATS over NVLink-C2C): what
+     * gdrcopy and libgdrx tell coherence from (sim_dmabuf.c) */
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: return sim_coherent();
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return sim_coherent();
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED: return 0;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return CU_COMPUTEMODE_DEFAULT;

@@ -22,11 +22,22 @@
 
 #define SIM_IMPL static __attribute__((used, noipa))
 
+#if defined(__x86_64__)
 #define SIM_ENTRY(name, impl)                                                   \
     __asm__(".text\n.globl " #name "\n.type " #name ", @function\n.p2align 4\n" \
             #name ":\n\tpush %rbp\n\tmov %rsp, %rbp\n\tpush %rbx\n\tpush %r12\n"   \
             "\tpush %r13\n\tpush %r14\n\tpop %r14\n\tpop %r13\n\tpop %r12\n"       \
             "\tpop %rbx\n\tpop %rbp\n\tjmp " #impl "\n"                             \
             ".size " #name ", .-" #name "\n")
+#elif defined(__aarch64__)
+/* Nothing patches entries on aarch64 (libgdr/src/hooks is x86-64 only):
+ * a plain tail branch to the static implementation. */
+#define SIM_ENTRY(name, impl)                                                   \
+    __asm__(".text\n.globl " #name "\n.type " #name ", %function\n.p2align 4\n" \
+            #name ":\n\tb " #impl "\n"                                            \
+            ".size " #name ", .-" #name "\n")
+#else
+#error "tests/sim: SIM_ENTRY for x86-64 and aarch64 only"
+#endif
 
 #endif /* SIM_ENTRY_H */

@@ -153,6 +153,8 @@ int sim_ctx_is_created(const struct CUctx_st *ctx);
 
 /* sim_memory.c (callers hold sim.lock for the _locked ones) */
 int sim_in_device_va(uint64_t p);
+/* sim_dmabuf.c: 1 while SIMCU_COHERENT=1 (a coherent GPU, NVLink-C2C). */
+int sim_coherent(void);
 struct sim_alloc *sim_find_alloc_locked(uint64_t p, int any_state);
 struct sim_object *sim_find_object_locked(uint64_t p);
 void sim_describe_locked(const struct sim_alloc *a, uint64_t p, struct simcu_alloc_info *out);

@@ -1,22 +1,19 @@
 /*
  * sim_mem_api.c - the CUDA memory functions of the simulated GPU:
- * allocation and free, address ranges, dma-buf export, and the control
- * API's lookup.
+ * allocation and free, address ranges and the control API's lookup (the
+ * dma-buf export is sim_dmabuf.c's).
  *
  * SPDX-License-Identifier: MIT
  *
  * The objects and allocations they work on are sim_memory.c's.
  */
 #include "sim_internal.h"
-#include "sim_rm.h"
 #include "sim_entry.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static CUresult mem_alloc_entry(const char *name, CUdeviceptr *dptr, size_t size, CUstream s,
@@ -97,72 +94,6 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdevic
     sim_unlock();
     /* The real driver answers NOT_FOUND for an address it does not know. */
     return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-/* A new open file description of the object's file, positioned at dptr's
- * byte (real dma-buf fds start at position 0 = range start). */
-static CUresult export_range_locked(const struct sim_object *o, uint64_t dptr, int *fd_out)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", o->bk.fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return errno == EMFILE || errno == ENFILE ? CUDA_ERROR_OUT_OF_MEMORY
-                                                  : CUDA_ERROR_OPERATING_SYSTEM;
-    if (lseek(fd, o->bk.offset + (off_t)(dptr - o->va), SEEK_SET) < 0) {
-        close(fd);
-        return CUDA_ERROR_OPERATING_SYSTEM;
-    }
-    *fd_out = fd;
-    return CUDA_SUCCESS;
-}
-
-/* SIMCU_DMABUF_MMAP=refuse: the dma-buf handed out cannot be mapped by the
- * CPU (a read-write Unix socket, whose mmap fails with ENODEV), as with
- * NVIDIA drivers that do not allow mmap of their dma-bufs. */
-static CUresult refuse_mmap(int *fd)
-{
-    const char *v = getenv("SIMCU_DMABUF_MMAP");
-    int s[2];
-
-    if (!v || strcmp(v, "refuse") != 0)
-        return CUDA_SUCCESS;
-    close(*fd);
-    *fd = -1;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) != 0)
-        return CUDA_ERROR_OPERATING_SYSTEM;
-    close(s[1]);
-    *fd = s[0];
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
-                                               CUmemRangeHandleType handleType,
-                                               unsigned long long flags)
-{
-    CUresult rc = sim_begin("cuMemGetHandleForAddressRange", SIM_NEED_CTX);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (!handle || handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
-        (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ||
-        size == 0 || dptr % page || size % page)
-        return CUDA_ERROR_INVALID_VALUE;
-    sim_lock();
-    const struct sim_object *o = sim_find_object_locked(dptr);
-    if (!o || size > o->size - (dptr - o->va))
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        rc = export_range_locked(o, dptr, (int *)handle);
-    sim_unlock();
-    if (rc == CUDA_SUCCESS && simcu_rm_range_exported(dptr, size) != 0) {
-        close(*(int *)handle);
-        *(int *)handle = -1;
-        rc = CUDA_ERROR_INVALID_VALUE;
-    }
-    if (rc == CUDA_SUCCESS)
-        rc = refuse_mmap((int *)handle);
-    return rc;
 }
 
 /* ---- control API ---- */

@@ -32,7 +32,11 @@
  * cuInit fail with CUDA_ERROR_NO_DEVICE.  simcu_set_device_count() wins
  * over SIMCU_DEVICES.  SIMCU_DMABUF_MMAP=refuse (read at each call):
  * cuMemGetHandleForAddressRange hands out fds whose mmap fails with ENODEV,
- * as drivers that do not allow mmap of their dma-bufs.
+ * as drivers that do not allow mmap of their dma-bufs.  SIMCU_COHERENT=1
+ * (read at each call): the GPUs are coherent with the CPU, as Grace
+ * Hopper's over NVLink-C2C (sim_dmabuf.c): the pageable-memory-access
+ * attributes answer 1, an export stands for the coherent path unless it
+ * passes CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE.
  *
  * Driver behaviours reproduced that tests may rely on
  *  - cuMemGetAddressRange of an unknown address: CUDA_ERROR_NOT_FOUND;
@@ -173,6 +177,12 @@ struct simcu_copy_info {
 /** The last copy that succeeded in the calling thread: 0, -ENOENT if there
  *  was none, -EINVAL if out is NULL. */
 int simcu_last_copy(struct simcu_copy_info *out);
+/** The flags of the calling thread's last successful
+ *  cuMemGetHandleForAddressRange (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE:
+ *  the PCIe BAR; 0: the driver's default, the coherent path under
+ *  SIMCU_COHERENT=1).  0, -ENOENT if there was none, -EINVAL if flags is
+ *  NULL. */
+int simcu_last_export(unsigned long long *flags);
 /** Streams cuStreamCreate made that are still alive (for leak tests). */
 long simcu_live_streams(void);
 

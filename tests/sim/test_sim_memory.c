@@ -140,8 +140,39 @@ static void test_dmabuf_export_validation(void)
                                             CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ==
               CUDA_SUCCESS);
     close(fd);
+    /* the last successful export's flags, per thread; failures change nothing */
+    unsigned long long flags = 0;
+    CU_ASSERT(simcu_last_export(NULL) == -EINVAL);
+    CU_ASSERT(simcu_last_export(&flags) == 0 && flags == CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    CU_ASSERT(export_range(p + 1, page, &fd) == CUDA_ERROR_INVALID_VALUE);
+    CU_ASSERT(simcu_last_export(&flags) == 0 && flags == CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    CU_ASSERT_FATAL(export_range(p, page, &fd) == CUDA_SUCCESS);
+    close(fd);
+    CU_ASSERT(simcu_last_export(&flags) == 0 && flags == 0);
     CU_ASSERT(cuMemFree(p) == CUDA_SUCCESS);
     CU_ASSERT(export_range(p, page, &fd) == CUDA_ERROR_INVALID_VALUE);
+}
+
+/* SIMCU_COHERENT=1, read at each call: the attributes a coherent GPU
+ * (Grace Hopper) reports are 1, and 0 again without it. */
+static void test_coherent_knob(void)
+{
+    static const CUdevice_attribute attrs[] = {
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+    };
+    sim_test_setup();
+    for (int on = 1; on >= 0; on--) {
+        if (on)
+            setenv("SIMCU_COHERENT", "1", 1);
+        else
+            unsetenv("SIMCU_COHERENT");
+        for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+            int v = -1;
+            CU_ASSERT(cuDeviceGetAttribute(&v, attrs[i], 0) == CUDA_SUCCESS);
+            CU_ASSERT_EQUAL(v, on);
+        }
+    }
 }
 
 static void test_free_really_frees(void)
@@ -435,6 +466,7 @@ const struct gdrx_test_case sim_memory_cases[] = {
     GDRX_TEST_CASE(test_dmabuf_aliases_device_memory),
     GDRX_TEST_CASE(test_dmabuf_of_suballocation),
     GDRX_TEST_CASE(test_dmabuf_export_validation),
+    GDRX_TEST_CASE(test_coherent_knob),
     GDRX_TEST_CASE(test_free_really_frees),
     GDRX_TEST_CASE(test_export_outlives_free),
     GDRX_TEST_CASE(test_address_reuse),

@@ -72,6 +72,11 @@ int gdrx_copy_impl_get(gdrx_copy_variant_t variant, struct gdrx_copy_impl *impl)
  */
 const struct gdrx_copy_impl *gdrx_copy_default(void);
 
+/* The routines for a mapping of the given type (gdrx_map, fastpath.c):
+ * LIBC both ways for GDRX_MAPPING_CACHING, gdrx_copy_default() for every
+ * other type.  Why is next to the code (copy_dispatch.c). */
+const struct gdrx_copy_impl *gdrx_copy_for_mapping(gdrx_mapping_type_t type);
+
 /* Why gdrx_copy_default() ignored an environment request, or "" if it did
  * not.  Valid for the life of the process. */
 const char *gdrx_copy_default_note(void);

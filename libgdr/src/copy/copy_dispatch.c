@@ -55,3 +55,42 @@ const char *gdrx_copy_default_note(void)
     pthread_once(&default_once, choose_default);
     return default_choice.note;
 }
+
+/*
+ * Which routines a mapping gets.  The mapping type is what the driver
+ * gave (the backend reports it at map time, docs/arm64.md):
+ *
+ *  - GDRX_MAPPING_CACHING: GPU memory the CPU reaches coherently (Grace
+ *    Hopper's NVLink-C2C, mapped Normal Write-Back on arm64).  The caches
+ *    keep it coherent with the GPU, so no streaming store or load, no
+ *    64-B write-combining line and no DSB buys anything: libc's memcpy is
+ *    the fastest copy, and the LIBC variant's closing fence (DMB ISH on
+ *    arm64, SFENCE on x86) gives the ordering a lock release gives, which
+ *    is what the caller's next "done" store needs.  The streaming variants
+ *    would be correct there, only slower (a DSB per copy).
+ *  - GDRX_MAPPING_WC (and DEVICE, never asked for): memory behind the
+ *    PCIe BAR, weakly ordered and uncached.  memcpy is wrong there: it
+ *    may store a byte twice (overlapping tails), issue unaligned accesses
+ *    (an alignment fault on Device memory) and, on arm64, order nothing.
+ *    The default streaming variant keeps copy.h's contract and carries
+ *    the fences (copy_arm_order.h for arm64).
+ *
+ * GDRX_COPY_VARIANT and friends choose among the streaming variants only:
+ * a cached mapping always gets LIBC, which is right for every CPU.
+ */
+static struct gdrx_copy_impl cached_impl;
+static pthread_once_t cached_once = PTHREAD_ONCE_INIT;
+
+static void choose_cached(void)
+{
+    /* LIBC is supported everywhere (copy_select.c). */
+    gdrx_copy_impl_for(gdrx_cpu_features(), GDRX_COPY_LIBC, &cached_impl);
+}
+
+const struct gdrx_copy_impl *gdrx_copy_for_mapping(gdrx_mapping_type_t type)
+{
+    if (type != GDRX_MAPPING_CACHING)
+        return gdrx_copy_default();
+    pthread_once(&cached_once, choose_cached);
+    return &cached_impl;
+}

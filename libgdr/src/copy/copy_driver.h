@@ -45,15 +45,27 @@
 #ifndef GDRX_COPY_DRIVER_H
 #define GDRX_COPY_DRIVER_H
 
-#include <emmintrin.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
 #if defined(__AVX2__) || defined(__AVX512F__) || defined(__MOVDIR64B__)
 #include <immintrin.h>
+#endif
+/* host-side 16-B vector and the fences of gdrx_copy_run (x86 ordering) */
+typedef __m128i gdrx_host16;
+#define GDRX_HOST16_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define GDRX_HOST16_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
+#define GDRX_FENCE_BEFORE_MAP_LOADS() _mm_lfence()
+#define GDRX_FENCE_AFTER_COPY() _mm_sfence()
+#elif defined(__aarch64__)
+#include "copy_arm_order.h"
+#else
+#error "libgdr/src/copy: no copy routines for this architecture (x86-64 and aarch64 only)"
 #endif
 
 #define GDRX_ALWAYS_INLINE inline __attribute__((always_inline))
@@ -154,16 +166,16 @@ static GDRX_ALWAYS_INLINE void gdrx_host_copy_upto64(uint8_t *d, const uint8_t *
 
     if (k >= 16) {
         /* [0,16) and [k-16,k); above 32 also [16,32) and [k-32,k-16) */
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + k - 16));
+        gdrx_host16 a = GDRX_HOST16_LOAD(s);
+        gdrx_host16 b = GDRX_HOST16_LOAD(s + k - 16);
         if (k > 32) {
-            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + k - 32));
-            _mm_storeu_si128((__m128i *)(void *)(d + 16), c);
-            _mm_storeu_si128((__m128i *)(void *)(d + k - 32), e);
+            gdrx_host16 c = GDRX_HOST16_LOAD(s + 16);
+            gdrx_host16 e = GDRX_HOST16_LOAD(s + k - 32);
+            GDRX_HOST16_STORE(d + 16, c);
+            GDRX_HOST16_STORE(d + k - 32, e);
         }
-        _mm_storeu_si128((__m128i *)(void *)d, a);
-        _mm_storeu_si128((__m128i *)(void *)(d + k - 16), b);
+        GDRX_HOST16_STORE(d, a);
+        GDRX_HOST16_STORE(d + k - 16, b);
     } else if (k >= 8) {
         GDRX_HOST_PAIR(gdrx_u64_any);
     } else if (k >= 4) {
@@ -225,13 +237,15 @@ static GDRX_ALWAYS_INLINE void gdrx_copy_run(const struct gdrx_copy_steps *st,
          * may run before the caller's earlier loads (the flag or event
          * that said the GPU finished) and return older data.  LFENCE lets
          * no later load start before the earlier ones completed; it costs
-         * a few ns against a ~1 us PCIe round trip. */
-        _mm_lfence();
+         * a few ns against a ~1 us PCIe round trip.  (aarch64: DSB LD,
+         * copy_arm_order.h.) */
+        GDRX_FENCE_BEFORE_MAP_LOADS();
         gdrx_copy_run_from(st, dst, src, n);
     }
     /* Drain the write-combining buffers before returning (both directions:
-     * callers rely on the fence, as gdrx.h documents). */
-    _mm_sfence();
+     * callers rely on the fence, as gdrx.h documents).  (aarch64: DSB ST,
+     * copy_arm_order.h.) */
+    GDRX_FENCE_AFTER_COPY();
 }
 
 /* Defines `void name(void *dst, const void *src, size_t len)` running the
@@ -259,6 +273,7 @@ static inline void gdrx_small_to_map(uint8_t *d, const uint8_t *s, size_t k)
     }
 }
 
+#if defined(__x86_64__)
 static inline void gdrx_nt16_to_map(uint8_t *d, const uint8_t *s)
 {
     _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
@@ -299,5 +314,6 @@ static inline void gdrx_stream32_from_map(uint8_t *d, const uint8_t *s)
     { gdrx_small_to_map, gdrx_nt16_to_map, gdrx_nt32_to_map, wide_step, w, 1 }
 #define GDRX_AVX_FROM_STEPS(wide_step, w) { NULL, NULL, NULL, wide_step, w, 0 }
 #endif
+#endif /* __x86_64__ */
 
 #endif /* GDRX_COPY_DRIVER_H */

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#if defined(__x86_64__)
 #include <xmmintrin.h>
+#elif defined(__aarch64__)
+#include "copy_arm_order.h"
+#endif
 
 #include "copy_select.h"
 #include "copy_variants.h"
@@ -20,8 +24,14 @@ static void copy_libc(void *dst, const void *src, size_t len)
 {
     if (len)
         memcpy(dst, src, len);
+#if defined(__x86_64__)
     _mm_sfence();
+#else
+    GDRX_FENCE_CACHED();
+#endif
 }
+
+#if defined(__x86_64__)
 
 static const struct variant_desc {
     const char  *name;
@@ -35,7 +45,26 @@ static const struct variant_desc {
     [GDRX_COPY_AVX2]      = { "avx2", gdrx_copy_to_avx2, gdrx_copy_from_avx2 },
     [GDRX_COPY_AVX512]    = { "avx512", gdrx_copy_to_avx512, gdrx_copy_from_avx512 },
     [GDRX_COPY_MOVDIR64B] = { "movdir64b", gdrx_copy_to_movdir64b, NULL },
+    [GDRX_COPY_NEON]      = { "neon", NULL, NULL },
 };
+#elif defined(__aarch64__)
+/* The x86 variants keep their names (a GDRX_COPY_VARIANT=avx2 carried
+ * over from an x86 node is then "not supported", not "unknown"). */
+static const struct variant_desc {
+    const char  *name;
+    gdrx_copy_fn to;
+    gdrx_copy_fn from;
+} variants[] = {
+    [GDRX_COPY_AUTO]      = { "auto", NULL, NULL },
+    [GDRX_COPY_LIBC]      = { "libc", copy_libc, copy_libc },
+    [GDRX_COPY_SSE2]      = { "sse2", NULL, NULL },
+    [GDRX_COPY_SSE41]     = { "sse41", NULL, NULL },
+    [GDRX_COPY_AVX2]      = { "avx2", NULL, NULL },
+    [GDRX_COPY_AVX512]    = { "avx512", NULL, NULL },
+    [GDRX_COPY_MOVDIR64B] = { "movdir64b", NULL, NULL },
+    [GDRX_COPY_NEON]      = { "neon", gdrx_copy_to_neon, gdrx_copy_from_neon },
+};
+#endif
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
 static int known(gdrx_copy_variant_t v)
@@ -72,12 +101,18 @@ int gdrx_copy_variant_supported_on(const struct gdrx_cpu_features *f,
     case GDRX_COPY_AVX512:    return f->avx512f && f->avx2;
     /* the MOVDIR64B head and tail use SSE2 */
     case GDRX_COPY_MOVDIR64B: return f->movdir64b && f->sse2;
+    case GDRX_COPY_NEON:      return f->neon;
     }
     return 0;
 }
 
 gdrx_copy_variant_t gdrx_copy_best_to(const struct gdrx_cpu_features *f)
 {
+#if defined(__aarch64__)
+    /* Not measured on ARM hardware yet: NEON is the only streaming
+     * variant there, and LIBC is for cached mappings only. */
+    return f->neon ? GDRX_COPY_NEON : GDRX_COPY_LIBC;
+#endif
     /* AVX-512 stores (one whole WC line each) beat AVX2's at 13 of 14
      * points (8 B-64 KiB, two H200 runs) and were 1 % slower at the other
      * (results/h200-bench-21b621d, run*-variants.csv). */
@@ -90,6 +125,9 @@ gdrx_copy_variant_t gdrx_copy_best_to(const struct gdrx_cpu_features *f)
 
 gdrx_copy_variant_t gdrx_copy_best_from(const struct gdrx_cpu_features *f)
 {
+#if defined(__aarch64__)
+    return f->neon ? GDRX_COPY_NEON : GDRX_COPY_LIBC;
+#endif
     static const gdrx_copy_variant_t widest_first[] = {
         GDRX_COPY_AVX512, GDRX_COPY_AVX2, GDRX_COPY_SSE41, GDRX_COPY_SSE2,
     };

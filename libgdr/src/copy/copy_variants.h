@@ -22,5 +22,8 @@ void gdrx_copy_to_avx512(void *dst, const void *src, size_t len);
 void gdrx_copy_from_avx512(void *dst, const void *src, size_t len);
 /* MOVDIR64B is a store only; loads use the best streaming load. */
 void gdrx_copy_to_movdir64b(void *dst, const void *src, size_t len);
+/* aarch64: Advanced SIMD, 64-B blocks; ordering in copy_arm_order.h. */
+void gdrx_copy_to_neon(void *dst, const void *src, size_t len);
+void gdrx_copy_from_neon(void *dst, const void *src, size_t len);
 
 #endif /* GDRX_COPY_VARIANTS_H */

@@ -5,7 +5,14 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1ul << 1) /* the arm64 kernel's hwcap bit */
+#endif
+#endif
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -57,6 +64,7 @@ void gdrx_cpu_decide(const struct gdrx_cpuid_words *w, uint64_t xcr0,
     out->movdir64b = !!(l7_ecx & L7_ECX_MOVDIR64B);
 }
 
+#if defined(__x86_64__)
 static uint64_t read_xcr0(void)
 {
     uint32_t lo, hi;
@@ -85,6 +93,18 @@ static void detect(void)
     uint64_t xcr0 = (w.leaf1_ecx & L1_ECX_OSXSAVE) ? read_xcr0() : 0;
     gdrx_cpu_decide(&w, xcr0, &detected);
 }
+#elif defined(__aarch64__)
+static struct gdrx_cpu_features detected;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+/* None of the x86 flags; Advanced SIMD is part of every Linux AArch64 ABI,
+ * but the kernel says so in HWCAP and we believe it. */
+static void detect(void)
+{
+    memset(&detected, 0, sizeof(detected));
+    detected.neon = !!(getauxval(AT_HWCAP) & HWCAP_ASIMD);
+}
+#endif
 
 const struct gdrx_cpu_features *gdrx_cpu_features(void)
 {
@@ -99,6 +119,7 @@ char *gdrx_cpu_features_str(const struct gdrx_cpu_features *f, char *buf, size_t
         { f->avx, "avx" },           { f->avx2, "avx2" },
         { f->avx512f, "avx512f" },   { f->avx512bw, "avx512bw" },
         { f->avx512vl, "avx512vl" }, { f->movdir64b, "movdir64b" },
+        { f->neon, "neon" },
     };
     size_t used = 0;
 

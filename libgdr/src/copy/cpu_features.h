@@ -1,6 +1,7 @@
 /*
- * cpu_features.h - which copy-relevant x86 features the CPU has *and* the OS
- * has enabled.  Internal to libgdr/src/copy.
+ * cpu_features.h - which copy-relevant features the CPU has *and* the OS
+ * has enabled: x86's from CPUID and XCR0, aarch64's from the kernel's
+ * HWCAP.  Internal to libgdr/src/copy.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,6 +33,7 @@ struct gdrx_cpu_features {
     unsigned avx512bw : 1;
     unsigned avx512vl : 1;
     unsigned movdir64b : 1;
+    unsigned neon : 1;       /* aarch64: Advanced SIMD (HWCAP_ASIMD) */
     uint64_t xcr0;           /* 0 when !osxsave */
 };
 

@@ -4,24 +4,34 @@
 # test suite links these libraries directly, not libgdrx.
 GDRX_COPY_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -pthread
 
-noinst_LTLIBRARIES += libgdr/src/copy/libcopy.la \
-	libgdr/src/copy/libcopy_sse41.la \
-	libgdr/src/copy/libcopy_avx2.la \
-	libgdr/src/copy/libcopy_avx512.la \
-	libgdr/src/copy/libcopy_movdir64b.la
+noinst_LTLIBRARIES += libgdr/src/copy/libcopy.la
 
-# Baseline x86-64 (SSE2): dispatch, CPU detection and the SSE2 variant.
+# Dispatch and CPU detection, and the baseline variant of the architecture.
 libgdr_src_copy_libcopy_la_SOURCES = \
 	libgdr/src/copy/copy.h \
 	libgdr/src/copy/copy_driver.h \
+	libgdr/src/copy/copy_arm_order.h \
 	libgdr/src/copy/copy_variants.h \
 	libgdr/src/copy/copy_select.h \
 	libgdr/src/copy/copy_select.c \
 	libgdr/src/copy/copy_dispatch.c \
 	libgdr/src/copy/cpu_features.h \
-	libgdr/src/copy/cpu_features.c \
-	libgdr/src/copy/copy_sse2.c
+	libgdr/src/copy/cpu_features.c
 libgdr_src_copy_libcopy_la_CFLAGS = $(GDRX_COPY_CFLAGS)
+
+if GDRX_ARCH_AARCH64
+# aarch64: Advanced SIMD is baseline; the ordering is in copy_arm_order.h.
+libgdr_src_copy_libcopy_la_SOURCES += libgdr/src/copy/copy_neon.c
+GDRX_COPY_LIBS = $(top_builddir)/libgdr/src/copy/libcopy.la
+else
+noinst_LTLIBRARIES += \
+	libgdr/src/copy/libcopy_sse41.la \
+	libgdr/src/copy/libcopy_avx2.la \
+	libgdr/src/copy/libcopy_avx512.la \
+	libgdr/src/copy/libcopy_movdir64b.la
+
+# Baseline x86-64: SSE2.
+libgdr_src_copy_libcopy_la_SOURCES += libgdr/src/copy/copy_sse2.c
 
 libgdr_src_copy_libcopy_sse41_la_SOURCES = libgdr/src/copy/copy_sse41.c
 libgdr_src_copy_libcopy_sse41_la_CFLAGS = $(GDRX_COPY_CFLAGS) -msse4.1
@@ -42,4 +52,5 @@ GDRX_COPY_LIBS = \
 	$(top_builddir)/libgdr/src/copy/libcopy_avx2.la \
 	$(top_builddir)/libgdr/src/copy/libcopy_avx512.la \
 	$(top_builddir)/libgdr/src/copy/libcopy_movdir64b.la
+endif
 libgdr_libgdrx_la_LIBADD += $(GDRX_COPY_LIBS)
