@@ -39,7 +39,10 @@
 #      release candidate (1.23.0~rc1) while the tree is a later commit of
 #      that line.  The script prints both and warns only when the minor
 #      release differs; internal headers changed between the two are what
-#      would then break the plugin's build.
+#      would then break the plugin's build.  The lane report of
+#      tests/ucx/ucp_job (test_ucp_defaults) does not depend on the tree
+#      matching the package exactly: it reads what UCP prints through its
+#      public API, not UCP's structures through the tree's headers.
 #
 # Then, from a checkout or any copy of gdrx (a release tarball, a copy
 # without .git; not one configured in place):

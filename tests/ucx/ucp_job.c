@@ -15,12 +15,14 @@
  * OMPI_COMM_WORLD_LOCAL_RANK and _SIZE), as under mpirun.
  * Prints one line per rank, "rank R: N messages, B bad", and for rank 0
  * first "memtype lanes cuda N: tl,tl" (the transports of UCP's
- * memory-type endpoint for CUDA memory, from UCP's internals) and
- * "memtype rma_bw cuda: tl,..." (those of its high-bandwidth lanes, best
- * first), and at the
- * end "ep lanes (limit L) N: tl,..." (its endpoint to the other rank, and
- * the most lanes this UCX allows one).  Exit 0 when
- * both ranks checked every message, 1 on a bad byte, 2 on an error.
+ * memory-type endpoint for CUDA memory) and "memtype rma_bw cuda: tl,..."
+ * (those of its high-bandwidth lanes, best first), and at the end "ep
+ * lanes (limit L) N: tl,..." (its endpoint to the other rank, and the most
+ * lanes this UCX allows one).  The lanes come from what UCP prints through
+ * its public API, not from its structures: see parse_lanes.  Where that
+ * text has no lanes this program can read, "memtype lanes unknown: ..." or
+ * "ep lanes unknown: ..." instead, and exit 2.  Exit 0 when both ranks
+ * checked every message, 1 on a bad byte, 2 on an error.
  */
 #include <cuda.h>
 #include <getopt.h>
@@ -32,8 +34,8 @@
 #include <unistd.h>
 
 #include <ucp/api/ucp.h>
-#include <ucp/core/ucp_ep.inl>
-#include <ucp/core/ucp_worker.h>
+#include <ucp/core/ucp_types.h> /* UCP_MAX_LANES only: a constant, no layout */
+#include <ucs/memory/memory_type.h>
 
 #define GUARD  0xA5
 #define MAXOFF 64
@@ -178,38 +180,147 @@ static void xfer(int fd, void *buf, size_t len, int out)
     }
 }
 
-/* "WHAT N: tl,tl": the transports of an endpoint's lanes. */
-static void print_lanes(const char *what, ucp_ep_h e)
-{
-    ucp_lane_index_t lane, n = e ? ucp_ep_num_lanes(e) : 0;
+/* An endpoint's lanes as UCP prints them: ucp_ep_print_info, and
+ * ucp_worker_print_info for the worker's memory-type endpoints, each of
+ * those under "# UCP endpoint for DESC" (ucs_memory_type_descs).  One line
+ * a lane, the same from 1.13 to 1.23 (ucp_ep_config_lane_info_str):
+ *   "#                 lane[1]:  5:gdrx/gdrx0.0 md[3] -> ... rma_bw#0 am"
+ * and "lane[N]: cm NAME" for a connection manager's.  UCP reads its own
+ * structures there, as the library it is.  This program read them through
+ * a UCX source tree's internal headers, and read garbage wherever the tree
+ * was not the library's exact version (sid's 1.23.0~rc1 package next to a
+ * later commit of the 1.23 line: mem_type_ep 40 bytes apart); reading
+ * nothing of them, it has no pointer of UCP's to check either. */
+#define LANES_MAX 64
 
-    printf("%s %u:", what, (unsigned)n);
-    for (lane = 0; lane < n; ++lane) {
-        ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(e, lane);
-        printf("%s%s", lane ? "," : " ", context->tl_rscs[rsc].tl_rsc.tl_name);
+struct lanes {
+    unsigned n;
+    char     tl[LANES_MAX][32];
+    int      bw[LANES_MAX]; /* the lane's rma_bw priority (0 best), -1: none */
+};
+
+/* The first run of lane lines in [p, end): 0, or -1 where a line that
+ * names a lane is not what UCP prints (nothing is guessed then). */
+static int parse_lanes(const char *p, const char *end, struct lanes *l)
+{
+    l->n = 0;
+    while (p < end) {
+        size_t len = strcspn(p, "\n");
+        char line[512];
+        const char *q, *bw;
+        unsigned idx, rsc;
+
+        snprintf(line, sizeof(line), "%.*s", (int)len, p);
+        p += len + (p[len] == '\n');
+        q = line + strspn(line, "# ");
+        if (strncmp(q, "lane[", 5) != 0) {
+            if (l->n > 0)
+                break; /* the lanes end; protocol tables may follow */
+            continue;
+        }
+        if (l->n == LANES_MAX || sscanf(q, "lane[%u]:", &idx) != 1 || idx != l->n)
+            return -1;
+        q = strchr(q, ':') + 1;
+        if (sscanf(q, " %u:%31[^/ ]/", &rsc, l->tl[l->n]) != 2) {
+            if (strncmp(q + strspn(q, " "), "cm ", 3) != 0)
+                return -1;
+            strcpy(l->tl[l->n], "cm");
+        }
+        bw = strstr(q, " rma_bw#");
+        l->bw[l->n++] = bw ? atoi(bw + 8) : -1;
     }
+    return 0;
+}
+
+/* What UCP prints of endpoint `e`, or with NULL of the worker and its
+ * memory-type endpoints; NUL-terminated, for free(). */
+static char *printed(ucp_ep_h e)
+{
+    char *text  = NULL;
+    size_t size = 0;
+    FILE *f     = open_memstream(&text, &size);
+
+    if (f == NULL)
+        DIE("open_memstream failed");
+    if (e != NULL)
+        ucp_ep_print_info(e, f);
+    else
+        ucp_worker_print_info(worker, f);
+    if (fclose(f) != 0 || text == NULL)
+        DIE("capturing UCP's print failed");
+    return text;
+}
+
+/* Set: a lane report was unknown; the job still runs, and exits 2. */
+static int lanes_unknown;
+
+/* "WHAT N: tl,tl", with `bw` "BW: tl,..." (the rma_bw lanes, best first),
+ * or with l NULL "WHAT unknown: ...". */
+static void print_lanes(const char *what, const struct lanes *l, const char *bw)
+{
+    unsigned i, prio, k = 0;
+
+    if (l == NULL) {
+        printf("%s unknown: UCP printed no lanes this program can read "
+               "(ucp_worker_print_info, ucp_ep_print_info)\n", what);
+        fflush(stdout);
+        lanes_unknown = 1;
+        return;
+    }
+    printf("%s %u:", what, l->n);
+    for (i = 0; i < l->n; ++i)
+        printf("%s%s", i ? "," : " ", l->tl[i]);
     printf("\n");
+    if (bw != NULL) {
+        printf("%s:", bw);
+        for (prio = 0; prio < l->n; ++prio)
+            for (i = 0; i < l->n; ++i)
+                if (l->bw[i] == (int)prio)
+                    printf("%s%s", k++ ? "," : " ", l->tl[i]);
+        printf("\n");
+    }
     fflush(stdout);
 }
 
 /* Which transports UCP's memory-type endpoint for CUDA memory uses, and
  * those of its high-bandwidth lanes (large messages staged through host
- * memory), best first. */
+ * memory), best first.  No such endpoint: 0 lanes. */
 static void print_memtype_lanes(void)
 {
-    ucp_ep_h mep = worker->mem_type_ep[UCS_MEMORY_TYPE_CUDA];
-    int i;
+    char *text = printed(NULL), head[128];
+    struct lanes l = { 0 };
+    const char *p, *end;
+    int ok;
 
-    print_lanes("memtype lanes cuda", mep);
-    printf("memtype rma_bw cuda:");
-    for (i = 0; (mep != NULL) && (i < UCP_MAX_LANES) &&
-                (ucp_ep_config(mep)->key.rma_bw_lanes[i] != UCP_NULL_LANE); ++i) {
-        ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(mep,
-                                                   ucp_ep_config(mep)->key.rma_bw_lanes[i]);
-        printf("%s%s", i ? "," : " ", context->tl_rscs[rsc].tl_rsc.tl_name);
+    snprintf(head, sizeof(head), "# UCP endpoint for %s\n",
+             ucs_memory_type_descs[UCS_MEMORY_TYPE_CUDA]);
+    ok = strstr(text, "# UCP worker ") != NULL;
+    p  = strstr(text, head);
+    if (ok && p != NULL) {
+        p  += strlen(head);
+        end = strstr(p, "# UCP endpoint ");
+        ok  = parse_lanes(p, end ? end : p + strlen(p), &l) == 0 && l.n > 0;
     }
-    printf("\n");
-    fflush(stdout);
+    if (ok)
+        print_lanes("memtype lanes cuda", &l, "memtype rma_bw cuda");
+    else
+        print_lanes("memtype lanes", NULL, NULL);
+    free(text);
+}
+
+/* "ep lanes (limit L) N: tl,...": the endpoint to the other rank. */
+static void print_ep_lanes(void)
+{
+    char *text = printed(ep), what[64];
+    struct lanes l;
+
+    /* UCP_MAX_LANES: what this UCX allows one endpoint */
+    snprintf(what, sizeof(what), "ep lanes (limit %d)", UCP_MAX_LANES);
+    if (parse_lanes(text, text + strlen(text), &l) == 0 && l.n > 0)
+        print_lanes(what, &l, NULL);
+    else
+        print_lanes("ep lanes", NULL, NULL);
+    free(text);
 }
 
 static void setup(int rfd, int wfd)
@@ -360,13 +471,8 @@ int main(int argc, char **argv)
     else
         setup(a[0], b[1]);
     bad = run();
-    if (rank == 0) {
-        char what[64];
-
-        /* UCP_MAX_LANES: what this UCX allows one endpoint */
-        snprintf(what, sizeof(what), "ep lanes (limit %d)", UCP_MAX_LANES);
-        print_lanes(what, ep);
-    }
+    if (rank == 0)
+        print_ep_lanes();
     ucp_ep_destroy(ep);
     ucp_worker_destroy(worker);
     ucp_cleanup(context);
@@ -376,5 +482,5 @@ int main(int argc, char **argv)
         _exit(bad ? 1 : 0);
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
         return 2;
-    return bad ? 1 : WEXITSTATUS(status);
+    return bad ? 1 : lanes_unknown ? 2 : WEXITSTATUS(status);
 }
